@@ -1,0 +1,57 @@
+"""Shared fixtures. Everything here is real: the configured database (PostgreSQL in CI),
+the Redis behind REDIS_URL, a real Celery worker and the real channel layer."""
+import pytest
+from celery.contrib.testing.worker import start_worker
+from django.test import Client
+
+from twin import celery_app
+from twin.accounts.models import Role
+from twin.accounts.services import user_create
+from twin.fabrics.services import snapshot_create
+from twin.simcore.generate import supernode
+
+PASSWORD = "a-long-test-password-7"
+
+
+@pytest.fixture
+def make_user(db):
+    def make(role: Role = Role.VIEWER, username: str | None = None):
+        return user_create(username=username or f"{role.value}-user", password=PASSWORD, role=role)
+
+    return make
+
+
+def logged_in_client(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def viewer_client(make_user) -> Client:
+    return logged_in_client(make_user(Role.VIEWER))
+
+
+@pytest.fixture
+def operator_client(make_user) -> Client:
+    return logged_in_client(make_user(Role.OPERATOR))
+
+
+@pytest.fixture
+def admin_client_twin(make_user) -> Client:
+    return logged_in_client(make_user(Role.ADMIN))
+
+
+@pytest.fixture
+def small_snapshot(db):
+    """A 64-card super-node (radix 16: 8 leaves, 4 spines), stored through the service."""
+    spec = supernode(cards=64, switch_radix=16, name="small")
+    return snapshot_create(fabric_name="small", spec=spec, source_name="generated", source_format="generated", checksum="0" * 64)
+
+
+@pytest.fixture
+def celery_worker(transactional_db):
+    """A real Celery worker consuming from the real Redis broker, in a thread of this process
+    (so it sees the test database). Never eager mode."""
+    with start_worker(celery_app, pool="solo", perform_ping_check=False, shutdown_timeout=30, loglevel="WARNING") as worker:
+        yield worker

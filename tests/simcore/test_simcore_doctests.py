@@ -1,0 +1,15 @@
+"""The examples in the core's docstrings run and stay true."""
+
+import doctest
+
+import pytest
+
+from twin.simcore import errors, generate, hops, model
+
+
+@pytest.mark.parametrize(
+    "module", [errors, model, generate, hops], ids=lambda module: module.__name__
+)
+def test_docstring_examples(module):
+    result = doctest.testmod(module)
+    assert result.attempted > 0 and result.failed == 0

@@ -1,0 +1,201 @@
+"""Hop matrix and statistics against exact counts and a networkx brute force."""
+
+import dataclasses
+import json
+import math
+from collections import Counter
+
+import networkx as nx
+import numpy as np
+import pytest
+
+from twin.simcore.errors import FabricError
+from twin.simcore.generate import supernode
+from twin.simcore.hops import hop_matrix, hop_statistics
+from twin.simcore.model import FabricSpec, LinkSpec, NodeSpec
+
+
+def brute_force_hops(fabric: FabricSpec) -> tuple[list[str], np.ndarray]:
+    """The hop definition spelled out on networkx, one Dijkstra per card.
+
+    Entering a switch costs 1, entering anything else 0; down links do not
+    exist; only the source card may have outgoing edges among the cards.
+    """
+    kinds = {node.id: node.kind for node in fabric.nodes}
+    card_ids = [node.id for node in fabric.cards()]
+    column = {card_id: position for position, card_id in enumerate(card_ids)}
+    matrix = np.full((len(card_ids), len(card_ids)), -1, dtype=np.int16)
+    for source in card_ids:
+        graph = nx.DiGraph()
+        graph.add_nodes_from(kinds)
+        for link in fabric.links:
+            if link.state == "down":
+                continue
+            for tail, head in ((link.a, link.b), (link.b, link.a)):
+                if kinds[tail] != "card" or tail == source:
+                    graph.add_edge(tail, head, weight=int(kinds[head] == "switch"))
+        lengths = nx.single_source_dijkstra_path_length(graph, source)
+        for target, hops in lengths.items():
+            if target in column:
+                matrix[column[source], column[target]] = hops
+    return card_ids, matrix
+
+
+def with_link_state(fabric: FabricSpec, position: int, state: str) -> FabricSpec:
+    links = list(fabric.links)
+    links[position] = dataclasses.replace(links[position], state=state)
+    return dataclasses.replace(fabric, links=tuple(links))
+
+
+def irregular_fabric() -> FabricSpec:
+    """A small leaf-spine with every special case of the hop definition bolted on."""
+    base = supernode(cards=16, cards_per_host=4, switch_radix=8)  # 4 leaves, 2 spines
+
+    def card(node_id: str) -> NodeSpec:
+        return NodeSpec(node_id, "card", node_id)
+
+    def link(a: str, a_port: str, b: str, b_port: str) -> LinkSpec:
+        return LinkSpec(a, a_port, b, b_port, 400, 10)
+
+    nodes = base.nodes + (
+        NodeSpec("core-1", "switch", "core-1", tier="core"),
+        NodeSpec("agg-1", "aggregation", "agg-1"),
+        card("far"),  # only under the core switch
+        card("dual"),  # one port on leaf-01, one on leaf-04
+        card("via-nic"),
+        NodeSpec("nic-1", "nic", "nic-1"),
+        card("pcie-a"),  # on leaf-03, and through a host to pcie-b
+        card("pcie-b"),
+        NodeSpec("host-x", "host", "host-x"),
+        card("isolated"),
+    )
+    links = base.links + (
+        link("spine-01", "9", "core-1", "1"),
+        link("spine-02", "9", "agg-1", "1"),  # spine-02 reaches core-1 through agg-1
+        link("agg-1", "2", "core-1", "2"),
+        link("far", "1", "core-1", "3"),
+        link("dual", "1", "leaf-01", "9"),
+        link("dual", "2", "leaf-04", "9"),
+        link("via-nic", "1", "nic-1", "1"),
+        link("nic-1", "2", "leaf-02", "9"),
+        link("pcie-a", "1", "leaf-03", "9"),
+        link("pcie-a", "2", "host-x", "1"),
+        link("pcie-b", "1", "host-x", "2"),
+        link("card-0001", "2", "card-0005", "2"),  # a direct card-to-card cable
+    )
+    fabric = FabricSpec("irregular", nodes, links)
+    fabric = with_link_state(fabric, 15, "down")  # card-0016's only link
+    fabric = with_link_state(fabric, 16, "degraded")  # degraded links still carry traffic
+    return with_link_state(fabric, len(base.links), "down")  # spine-01 -> core-1
+
+
+def test_demo_histogram_is_exact():
+    stats = hop_statistics(supernode())
+    same_leaf = 32 * math.comb(32, 2)
+    assert stats == {
+        "cards": 1024,
+        "switches": 48,
+        "links": 2048,
+        "pairs": math.comb(1024, 2),
+        "histogram": {"1": same_leaf, "3": math.comb(1024, 2) - same_leaf},
+        "mean_hops": (same_leaf + 3 * (math.comb(1024, 2) - same_leaf)) / math.comb(1024, 2),
+        "diameter": 3,
+        "unreachable_pairs": 0,
+    }
+    assert json.loads(json.dumps(stats)) == stats
+
+
+@pytest.mark.parametrize(
+    "fabric",
+    [supernode(cards=48, cards_per_host=4, switch_radix=12), irregular_fabric()],
+    ids=["leaf-spine", "irregular"],
+)
+def test_matrix_matches_networkx_brute_force(fabric):
+    card_ids, matrix = hop_matrix(fabric, chunk=5)
+    expected_ids, expected = brute_force_hops(fabric)
+    assert card_ids == expected_ids
+    assert matrix.dtype == np.int16
+    np.testing.assert_array_equal(matrix, expected)
+
+
+def test_irregular_fabric_cases():
+    card_ids, matrix = hop_matrix(irregular_fabric())
+
+    def hops(a: str, b: str) -> int:
+        return matrix[card_ids.index(a), card_ids.index(b)]
+
+    assert hops("card-0001", "card-0005") == 0  # direct cable beats leaf-spine-leaf
+    assert hops("card-0001", "card-0016") == -1  # its only link is down
+    # spine-01 -> core-1 is down: leaf-01, spine-02, core-1, crossing the passive agg-1.
+    assert hops("card-0001", "far") == 3
+    assert hops("dual", "card-0001") == 1 and hops("dual", "card-0013") == 1
+    assert hops("via-nic", "card-0005") == 1  # the NIC does not count
+    assert hops("pcie-a", "pcie-b") == 0  # through the host only
+    assert hops("pcie-b", "card-0001") == -1  # cards never relay traffic
+    assert hops("isolated", "isolated") == 0
+    assert (matrix == matrix.T).all()
+
+
+def test_statistics_agree_with_the_matrix():
+    fabric = irregular_fabric()
+    _, matrix = brute_force_hops(fabric)
+    upper = matrix[np.triu_indices(len(matrix), k=1)]
+    stats = hop_statistics(fabric, chunk=3)
+    reachable = upper[upper >= 0]
+    assert stats["unreachable_pairs"] == int((upper < 0).sum())
+    histogram = sorted(Counter(reachable.tolist()).items())
+    assert stats["histogram"] == {str(hops): count for hops, count in histogram}
+    assert stats["mean_hops"] == pytest.approx(reachable.mean())
+    assert stats["diameter"] == reachable.max()
+    assert stats["pairs"] == len(upper)
+
+
+def test_a_card_whose_only_link_is_down_is_unreachable():
+    fabric = supernode(cards=64, cards_per_host=8, switch_radix=16)
+    down = next(i for i, link in enumerate(fabric.links) if link.a == "card-0064")
+    stats = hop_statistics(with_link_state(fabric, down, "down"))
+    assert stats["unreachable_pairs"] == 63
+    assert sum(stats["histogram"].values()) == stats["pairs"] - 63
+    card_ids, matrix = hop_matrix(with_link_state(fabric, down, "down"))
+    assert (matrix[-1, :-1] == -1).all() and matrix[-1, -1] == 0
+
+
+def test_degraded_links_still_count():
+    fabric = supernode(cards=64, cards_per_host=8, switch_radix=16)
+    assert hop_statistics(with_link_state(fabric, 0, "degraded")) == hop_statistics(fabric)
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 64, 1000])
+def test_progress_is_monotone_and_ends_at_one(chunk):
+    calls = []
+    stats = hop_statistics(
+        supernode(cards=64, cards_per_host=8, switch_radix=16),
+        on_progress=lambda fraction, message: calls.append((fraction, message)),
+        chunk=chunk,
+    )
+    fractions = [fraction for fraction, _ in calls]
+    assert len(calls) == math.ceil(64 / chunk)
+    assert all(0 < a < b for a, b in zip(fractions, fractions[1:]))
+    assert fractions[-1] == 1.0
+    assert all(isinstance(message, str) and message for _, message in calls)
+    same_leaf = 8 * math.comb(8, 2)
+    assert stats["histogram"] == {"1": same_leaf, "3": math.comb(64, 2) - same_leaf}
+
+
+def test_no_cards_still_reports_completion():
+    calls = []
+    stats = hop_statistics(
+        FabricSpec("empty", (), ()), on_progress=lambda *call: calls.append(call)
+    )
+    assert stats["pairs"] == 0 and stats["histogram"] == {} and stats["diameter"] == 0
+    assert [fraction for fraction, _ in calls] == [1.0]
+
+
+def test_bad_chunk_and_invalid_fabric_are_refused():
+    with pytest.raises(ValueError, match="chunk"):
+        hop_statistics(supernode(cards=64, cards_per_host=8, switch_radix=16), chunk=0)
+    broken = FabricSpec(
+        "broken", (NodeSpec("c", "card", "c"),), (LinkSpec("c", "1", "x", "1", 1, 0),)
+    )
+    with pytest.raises(FabricError, match="unknown node 'x'"):
+        hop_matrix(broken)

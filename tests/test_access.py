@@ -1,0 +1,99 @@
+"""Every page, API endpoint and websocket needs a logged-in user; roles decide what they may do."""
+import pytest
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver
+
+from twin.accounts.models import Role
+
+pytestmark = pytest.mark.django_db
+
+PUBLIC = {"login", "liveness", "set_language"}
+
+
+def named_routes(resolver=None, prefix=""):
+    for pattern in (resolver or get_resolver()).url_patterns:
+        if isinstance(pattern, URLResolver):
+            if getattr(pattern, "app_name", None) == "admin":
+                continue  # Django's admin has its own login
+            yield from named_routes(pattern, prefix + str(pattern.pattern))
+        elif isinstance(pattern, URLPattern) and pattern.name:
+            yield pattern.name, prefix + str(pattern.pattern)
+
+
+def concrete(route: str) -> str:
+    """Fill path converters with an id that exists or not; the check must fail before lookup."""
+    import re
+
+    return "/" + re.sub(r"<(?:\w+:)?\w+>", "1", route).lstrip("^").rstrip("$")
+
+
+ROUTES = sorted(named_routes())
+
+
+def test_routes_are_collected():
+    assert len(ROUTES) > 10 and any(name == "api-run-list" for name, _ in ROUTES)
+
+
+@pytest.mark.parametrize(("name", "route"), ROUTES, ids=[name for name, _ in ROUTES])
+def test_anonymous_is_refused_everywhere(name, route):
+    if name in PUBLIC:
+        return
+    response = Client().get(concrete(route))
+    if route.startswith("api/"):
+        assert response.status_code in (401, 403), f"{route} answered {response.status_code}"
+        if response["Content-Type"].startswith("application/json"):
+            assert "detail" in response.json()
+    else:
+        assert response.status_code == 302 and response.url.startswith("/login/"), f"{route} answered {response.status_code}"
+
+
+def test_login_page_and_liveness_are_public():
+    assert Client().get("/login/").status_code == 200
+    assert Client().get("/healthz").content == b"ok"
+
+
+def test_login_with_password(make_user):
+    from tests.conftest import PASSWORD
+
+    make_user(Role.VIEWER, username="ops")
+    client = Client(enforce_csrf_checks=True)
+    page = client.get("/login/")
+    token = page.cookies["csrftoken"].value
+    response = client.post("/login/", {"username": "ops", "password": PASSWORD, "csrfmiddlewaretoken": token})
+    assert response.status_code == 302
+    assert client.get("/").status_code == 200
+
+
+def test_csrf_is_enforced_on_the_session_api(make_user):
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(make_user(Role.OPERATOR))
+    response = client.post("/api/runs/", {"kind": "hop_stats", "snapshot": 1}, content_type="application/json")
+    assert response.status_code == 403
+    assert "CSRF" in response.json()["detail"]
+
+
+def test_viewer_cannot_write(viewer_client, small_snapshot):
+    assert viewer_client.get("/upload/").status_code == 403
+    response = viewer_client.post("/api/runs/", {"kind": "hop_stats", "snapshot": small_snapshot.pk}, content_type="application/json")
+    assert response.status_code == 403
+    assert viewer_client.get(f"/fabrics/{small_snapshot.fabric_id}/").status_code == 200
+
+
+def test_only_admins_manage_users(operator_client, admin_client_twin):
+    assert operator_client.get("/users/").status_code == 403
+    assert admin_client_twin.get("/users/").status_code == 200
+    response = admin_client_twin.post(
+        "/users/", {"username": "newop", "email": "", "role": "operator", "password1": "Xk2-long-pass-99", "password2": "Xk2-long-pass-99"}
+    )
+    assert response.status_code == 302
+    from twin.accounts.models import User
+
+    assert User.objects.get(username="newop").role == Role.OPERATOR
+
+
+def test_token_authentication_for_scripts(make_user):
+    from rest_framework.authtoken.models import Token
+
+    token = Token.objects.create(user=make_user(Role.VIEWER))
+    response = Client().get("/api/fabrics/", HTTP_AUTHORIZATION=f"Token {token.key}")
+    assert response.status_code == 200

@@ -1,0 +1,99 @@
+"""End to end in headless Chromium against the whole product on the configured database
+(PostgreSQL in CI) and a Redis this test controls: log in, open the demo fabric, start a run,
+watch progress and result arrive over the websocket; then lose Redis and get it back."""
+import os
+import shutil
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tests.stack import ADMIN_PASSWORD, ROOT, Stack
+from twin.common.embedded import EmbeddedRedis
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"]
+ARTIFACTS = ROOT / "test-artifacts"
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.stack,
+    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"Chromium not found at {CHROMIUM}: install it with `apt-get install chromium` to run the browser tests"),
+]
+
+
+@pytest.fixture
+def stack_database_url(tmp_path):
+    """A database of its own for the stack: a fresh PostgreSQL database when DATABASE_URL names
+    a PostgreSQL server, else an SQLite file."""
+    configured = os.environ.get("DATABASE_URL", "")
+    if not configured.startswith(("postgres://", "postgresql://")):
+        yield f"sqlite:///{tmp_path / 'e2e.sqlite3'}"
+        return
+    import psycopg
+
+    name = f"twin_e2e_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(configured, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield configured.rsplit("/", 1)[0] + "/" + name
+    finally:
+        with psycopg.connect(configured, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS, headless=True)
+        yield browser
+        browser.close()
+
+
+def test_login_run_and_redis_outage(tmp_path, stack_database_url, browser):
+    redis = EmbeddedRedis(workdir=tmp_path / "redis").start()
+    stack = Stack(data_dir=tmp_path, env_overrides={"DATABASE_URL": stack_database_url, "REDIS_URL": redis.url})
+    try:
+        with stack:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            frames: list[str] = []
+            page.on("websocket", lambda ws: ws.on("framereceived", lambda payload: frames.append(payload)))
+
+            page.goto(stack.base_url + "/")
+            assert "/login/" in page.url
+            page.fill("#id_username", "admin")
+            page.fill("#id_password", ADMIN_PASSWORD)
+            page.click("button[type=submit]")
+            page.click("text=demo-supernode")
+            page.wait_for_selector("#snapshot-summary")
+            assert "1024" in page.inner_text("#snapshot-summary")
+            page.wait_for_function("document.querySelector('#fabric-map').dataset.nodes === '1072'", timeout=20000)
+
+            page.click("#start-hop-stats")
+            page.wait_for_selector(".run-widget[data-status=succeeded]", timeout=60000)
+            assert page.get_attribute(".run-widget .run-progress", "value") == "100"
+            assert "523,776" in page.inner_text(".run-widget .run-result").replace("\u202f", ",").replace(" ", ",")
+            assert int(page.get_attribute(".run-widget", "data-frames")) >= 1
+            assert any('"status": "succeeded"' in f or '"status":"succeeded"' in f for f in frames), frames
+            ARTIFACTS.mkdir(exist_ok=True)
+            page.screenshot(path=str(ARTIFACTS / "fabric-page.png"), full_page=True)
+
+            # Redis goes away: pages still load and say that live work is unavailable.
+            redis.stop()
+            page.reload()
+            page.wait_for_selector("#live-status:not([hidden])", timeout=20000)
+            assert "Redis" in page.inner_text("#live-status")
+            page.click("#start-hop-stats")
+            page.wait_for_selector("#run-slot .error", timeout=20000)
+            assert "unavailable" in page.inner_text("#run-slot .error")
+
+            # Redis comes back on the same port: the page notices by itself, and work runs again.
+            redis.start()
+            page.wait_for_selector("#live-status", state="hidden", timeout=60000)
+            page.click("#start-hop-stats")
+            page.wait_for_selector("#run-slot .run-widget[data-status=succeeded]", timeout=90000)
+    finally:
+        redis.stop()
+        shutil.rmtree(tmp_path / "redis", ignore_errors=True)

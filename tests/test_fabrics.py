@@ -1,0 +1,125 @@
+"""Uploading canonical fabric files (browser form and API), versioning, graph and export."""
+import json
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from twin.fabrics.models import Fabric, Link, Node, Snapshot
+from twin.fabrics.selectors import snapshot_spec_get
+from twin.ingest import export_canonical, parse_fabric
+from twin.simcore.generate import supernode
+
+pytestmark = pytest.mark.django_db
+
+
+def canonical_file(cards: int = 32, radix: int = 8, name: str = "lab") -> bytes:
+    return export_canonical(supernode(cards=cards, switch_radix=radix, name=name)).encode()
+
+
+def upload(client, data: bytes, filename: str = "fabric.json", **fields):
+    return client.post("/api/snapshots/", {"file": SimpleUploadedFile(filename, data), **fields})
+
+
+def test_api_upload_creates_a_snapshot(operator_client):
+    response = upload(operator_client, canonical_file())
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert body["fabric_name"] == "lab" and body["version"] == 1
+    assert body["card_count"] == 32 and body["source_format"] == "twin-fabric"
+    snapshot = Snapshot.objects.get(pk=body["id"])
+    assert Node.objects.filter(snapshot=snapshot, kind="card").count() == 32
+    assert Link.objects.filter(snapshot=snapshot).count() == body["link_count"] > 32
+
+
+def test_second_upload_is_the_next_version(operator_client):
+    upload(operator_client, canonical_file())
+    response = upload(operator_client, canonical_file(), fabric="lab")
+    assert response.json()["version"] == 2
+    assert Fabric.objects.get(name="lab").snapshots.count() == 2
+
+
+def test_upload_into_a_named_fabric(operator_client):
+    response = upload(operator_client, canonical_file(name="in-file"), fabric="rack-7")
+    assert response.json()["fabric_name"] == "rack-7"
+
+
+def test_invalid_file_writes_nothing_and_says_where(operator_client):
+    document = json.loads(canonical_file())
+    document["links"][3]["b"] = "card-9999"
+    text = json.dumps(document, indent=2)
+    response = upload(operator_client, text.encode(), filename="broken.json")
+    assert response.status_code == 400
+    body = response.json()
+    assert "broken.json" in body["detail"] and "card-9999" in body["detail"]
+    expected_line = text.splitlines().index(next(l for l in text.splitlines() if "card-9999" in l)) + 1
+    assert body["line"] is not None and abs(body["line"] - expected_line) <= 8
+    assert Fabric.objects.count() == 0 and Node.objects.count() == 0
+
+
+def test_malformed_json_reports_the_line(operator_client):
+    response = upload(operator_client, b'{\n  "format": "twin-fabric",\n  "nodes": [,]\n}', filename="bad.json")
+    assert response.status_code == 400
+    assert response.json()["line"] == 3
+    assert Snapshot.objects.count() == 0
+
+
+def test_unknown_format_override_is_refused(operator_client):
+    response = upload(operator_client, canonical_file(), format="no-such-format")
+    assert response.status_code == 400
+    assert "format" in response.json()
+    assert Snapshot.objects.count() == 0
+
+
+def test_failure_halfway_through_the_write_leaves_nothing(operator_client, monkeypatch):
+    """A database error after the nodes are written rolls the whole snapshot back."""
+    from twin.fabrics import services
+
+    def failing_bulk_create(*args, **kwargs):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(services.Link.objects, "bulk_create", failing_bulk_create)
+    with pytest.raises(RuntimeError):
+        services.snapshot_import(fabric_name="", data=canonical_file(), source_name="x.json")
+    assert Fabric.objects.count() == 0 and Node.objects.count() == 0
+
+
+def test_upload_page(operator_client):
+    assert operator_client.get("/upload/").status_code == 200
+    response = operator_client.post("/upload/", {"file": SimpleUploadedFile("f.json", canonical_file()), "fabric": "", "format": ""})
+    assert response.status_code == 302
+    fabric = Fabric.objects.get(name="lab")
+    assert response.url == f"/fabrics/{fabric.pk}/"
+    page = operator_client.get(response.url)
+    assert b"Compute hop statistics" in page.content and b"fabric-map" in page.content
+
+
+def test_upload_page_shows_the_error(operator_client):
+    response = operator_client.post("/upload/", {"file": SimpleUploadedFile("bad.json", b"{\n\n oops"), "fabric": "", "format": "twin-fabric"})
+    assert response.status_code == 400
+    assert b"bad.json line 3" in response.content
+    response = operator_client.post("/upload/", {"file": SimpleUploadedFile("notes.txt", b"hello"), "fabric": "", "format": ""})
+    assert response.status_code == 400
+    assert b"notes.txt: cannot tell the format of this file" in response.content
+    assert Fabric.objects.count() == 0
+
+
+def test_graph_and_export_round_trip(viewer_client, small_snapshot):
+    graph = viewer_client.get(f"/api/snapshots/{small_snapshot.pk}/graph/").json()
+    assert len(graph["nodes"]) == small_snapshot.node_count
+    assert len(graph["links"]) == small_snapshot.link_count
+    assert {"id", "kind", "name", "tier", "host"} <= set(graph["nodes"][0])
+    exported = viewer_client.get(f"/api/snapshots/{small_snapshot.pk}/export/")
+    assert exported["Content-Disposition"].endswith('-v1.json"')
+    spec = parse_fabric(exported.content.decode(), source_name="export.json")
+    assert spec == snapshot_spec_get(snapshot_id=small_snapshot.pk)
+    assert spec == supernode(cards=64, switch_radix=16, name="small")
+
+
+def test_fabric_pages(viewer_client, small_snapshot):
+    listing = viewer_client.get("/")
+    assert listing.status_code == 200 and b"small" in listing.content
+    page = viewer_client.get(f"/fabrics/{small_snapshot.fabric_id}/")
+    assert page.status_code == 200
+    assert b"start-hop-stats" not in page.content  # viewers cannot start runs
+    api = viewer_client.get("/api/fabrics/").json()
+    assert api["results"][0]["latest_snapshot"]["card_count"] == 64

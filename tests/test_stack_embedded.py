@@ -1,0 +1,45 @@
+"""Smoke test of the embedded default: `manage.py serve` with neither DATABASE_URL nor REDIS_URL
+starts SQLite, its own Redis, the web server and a worker; serves the dashboard; accepts a
+websocket that delivers a run's result; and Ctrl-C stops everything it started."""
+import json
+import re
+import signal
+
+import pytest
+from websockets.sync.client import connect
+
+from tests.stack import Session, Stack, port_is_open
+
+pytestmark = pytest.mark.stack
+
+
+def test_embedded_default_serves_dashboard_and_websocket(tmp_path):
+    stack = Stack(data_dir=tmp_path, env_overrides={}, drop_env=("DATABASE_URL", "REDIS_URL"))
+    with stack:
+        output = stack.output()
+        assert "Started embedded Redis" in output and "sqlite3" in output
+        redis_port = int(re.search(r"Started embedded Redis at redis://127\.0\.0\.1:(\d+)", output).group(1))
+        session = Session(stack.base_url)
+        dashboard = session.get("/").decode()
+        assert "demo-supernode" in dashboard and "/static/frontend/app.js" in dashboard
+        assert session.get("/static/frontend/app.js")  # assets come from the app itself
+
+        fabric = json.loads(session.get("/api/fabrics/"))["results"][0]
+        assert fabric["latest_snapshot"]["card_count"] == 1024
+        status, body = session.post_json("/api/runs/", json.dumps({"kind": "hop_stats", "snapshot": fabric["latest_snapshot"]["id"]}).encode())
+        assert status == 201, body
+        run = json.loads(body)
+
+        ws_url = stack.base_url.replace("http://", "ws://") + run["ws_url"]
+        headers = {"Cookie": f"sessionid={session.cookie('sessionid')}", "Origin": stack.base_url}
+        with connect(ws_url, additional_headers=headers, open_timeout=10) as socket:
+            frame = json.loads(socket.recv(timeout=30))
+            while frame["run"]["status"] not in ("succeeded", "failed"):
+                frame = json.loads(socket.recv(timeout=30))
+        assert frame["run"]["status"] == "succeeded", frame
+        assert frame["run"]["result"]["cards"] == 1024
+        assert frame["run"]["result"]["histogram"] == {"1": 32 * 32 * 31 // 2, "3": 1024 * 1023 // 2 - 32 * 32 * 31 // 2}
+
+        assert stack.stop(signal.SIGINT) == 0
+        assert "Stopping" in stack.output()
+        assert not port_is_open(stack.port) and not port_is_open(redis_port)

@@ -1,0 +1,10 @@
+from django.contrib import admin
+from django.contrib.auth.admin import UserAdmin
+
+from .models import User
+
+
+@admin.register(User)
+class TwinUserAdmin(UserAdmin):
+    list_display = ("username", "role", "is_active", "last_login")
+    fieldsets = UserAdmin.fieldsets + (("Twin", {"fields": ("role",)}),)

@@ -1,0 +1,109 @@
+"""Run the whole product on this machine: Redis (embedded unless REDIS_URL is set), the web
+server (HTTP + websockets) and a Celery worker. Ctrl-C stops everything it started."""
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError
+
+from twin.common.embedded import EmbeddedRedis
+
+STOP_GRACE_S = 10
+
+
+def stop_on_signal(signum, frame):
+    """SIGTERM (from a supervisor or a test) stops the stack like Ctrl-C does."""
+    raise KeyboardInterrupt
+
+
+class Command(BaseCommand):
+    help = "Start Redis (if needed), the web server and a Celery worker; Ctrl-C stops them all."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--host", default=os.environ.get("TWIN_HOST", "127.0.0.1"))
+        parser.add_argument("--port", type=int, default=int(os.environ.get("TWIN_PORT", "8000")))
+        parser.add_argument("--concurrency", type=int, default=1, help="Celery worker processes.")
+        parser.add_argument("--no-demo", action="store_true", help="Do not load the demo fabric.")
+
+    def handle(self, *args, host: str, port: int, concurrency: int, no_demo: bool, **options):
+        self.children: list[tuple[str, subprocess.Popen]] = []
+        self.redis: EmbeddedRedis | None = None
+        signal.signal(signal.SIGTERM, stop_on_signal)
+        try:
+            env = self.prepare_environment()
+            call_command("bootstrap", no_demo=no_demo, verbosity=options["verbosity"])
+            self.spawn("web", [sys.executable, "-m", "daphne", "-b", host, "-p", str(port), "twin.asgi:application"], env)
+            self.spawn("worker", [sys.executable, "-m", "celery", "-A", "twin", "worker", "--loglevel=INFO",
+                                  f"--concurrency={concurrency}", "--without-gossip", "--without-mingle"], env)
+            self.wait_until_serving(host, port)
+            database = settings.DATABASES["default"]
+            self.stdout.write(self.style.SUCCESS(
+                f"\nFabric twin is ready: http://{host}:{port}/\n"
+                f"  database: {database['ENGINE'].rsplit('.', 1)[-1]} {database['NAME']}\n"
+                f"  redis:    {env['REDIS_URL']}{' (embedded)' if self.redis else ''}\n"
+                "  Log in as the admin user (its password was printed when it was created, or set\n"
+                "  TWIN_ADMIN_PASSWORD before the first start). Ctrl-C stops everything.\n"
+            ))
+            self.supervise()
+        except KeyboardInterrupt:
+            self.stdout.write("\nStopping…")
+        finally:
+            self.stop_all()
+
+    def prepare_environment(self) -> dict[str, str]:
+        env = dict(os.environ)
+        if not env.get("REDIS_URL"):
+            self.redis = EmbeddedRedis(workdir=settings.DATA_DIR / "redis").start()
+            env["REDIS_URL"] = self.redis.url
+            self.stdout.write(f"Started embedded Redis at {self.redis.url}")
+        env.setdefault("DJANGO_SETTINGS_MODULE", "twin.settings")
+        return env
+
+    def spawn(self, name: str, command: list[str], env: dict[str, str]) -> None:
+        # Own process group: the terminal's Ctrl-C reaches only us, and we stop children in order.
+        process = subprocess.Popen(command, env=env, start_new_session=True)
+        self.children.append((name, process))
+
+    def wait_until_serving(self, host: str, port: int, timeout_s: float = 60.0) -> None:
+        url = f"http://{host}:{port}/healthz"
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            self.check_children()
+            try:
+                with urllib.request.urlopen(url, timeout=1) as response:
+                    if response.status == 200:
+                        return
+            except OSError:
+                time.sleep(0.2)
+        raise CommandError(f"The web server did not answer on {url} within {timeout_s:.0f} s.")
+
+    def check_children(self) -> None:
+        for name, process in self.children:
+            if process.poll() is not None:
+                raise CommandError(f"The {name} process exited with code {process.returncode}.")
+        if self.redis and self.redis.process.poll() is not None:
+            raise CommandError("The embedded Redis exited.")
+
+    def supervise(self) -> None:
+        while True:
+            self.check_children()
+            time.sleep(0.5)
+
+    def stop_all(self) -> None:
+        for _, process in reversed(self.children):
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + STOP_GRACE_S
+        for _, process in self.children:
+            try:
+                process.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        if self.redis:
+            self.redis.stop()

@@ -1,0 +1,52 @@
+"""Health endpoints and error pages."""
+from django.contrib.auth.decorators import login_not_required
+from django.http import HttpResponse, JsonResponse
+from django.shortcuts import render
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.decorators import api_view
+from rest_framework.response import Response
+
+from .health import database_ok, redis_ok
+
+__all__ = ("liveness", "health", "page_not_found", "server_error", "permission_denied")
+
+
+@login_not_required
+def liveness(request):
+    """For load balancers and container health checks: says nothing but that the app answers."""
+    return HttpResponse("ok", content_type="text/plain")
+
+
+@extend_schema(
+    responses=inline_serializer(
+        "Health", {"database": serializers.ChoiceField(["ok", "unavailable"]), "redis": serializers.ChoiceField(["ok", "unavailable"])}
+    )
+)
+@api_view(["GET"])
+def health(request):
+    """Which backing services answer; the pages use it to say when live updates are down."""
+    state = lambda ok: "ok" if ok else "unavailable"  # noqa: E731
+    return Response({"database": state(database_ok()), "redis": state(redis_ok())})
+
+
+def wants_json(request) -> bool:
+    return request.path_info.startswith("/api/") or "application/json" in request.headers.get("Accept", "")
+
+
+def error_page(request, status: int, message: str):
+    if wants_json(request):
+        return JsonResponse({"detail": message}, status=status)
+    return render(request, "error.html", {"status": status, "message": message}, status=status)
+
+
+def page_not_found(request, exception=None):
+    return error_page(request, 404, "Not found: nothing lives at this address.")
+
+
+def permission_denied(request, exception=None):
+    return error_page(request, 403, str(exception) if exception and str(exception) else "Your role does not allow this.")
+
+
+def server_error(request):
+    return error_page(request, 500, "Something went wrong on our side; the error has been logged.")

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class FabricsConfig(AppConfig):
+    name = "twin.fabrics"
+    label = "fabrics"

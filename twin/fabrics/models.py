@@ -1,0 +1,98 @@
+"""Fabrics and their versioned snapshots of nodes and links."""
+from django.conf import settings
+from django.db import models
+
+from twin.simcore.model import LINK_DOMAINS, LINK_STATES, NODE_KINDS, SWITCH_TIERS
+
+__all__ = ("Fabric", "Snapshot", "Node", "Link")
+
+
+def choices(values: tuple[str, ...]) -> list[tuple[str, str]]:
+    return [(value, value) for value in values]
+
+
+class Fabric(models.Model):
+    """One physical fabric (a super-node and what joins it), known through its snapshots."""
+
+    name = models.CharField(max_length=200, unique=True)
+    description = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ("name",)
+
+    def __str__(self) -> str:
+        return self.name
+
+    def latest_snapshot(self) -> "Snapshot | None":
+        return self.snapshots.order_by("-version").first()
+
+
+class Snapshot(models.Model):
+    """What one upload said the fabric looked like. Never changed after it is written."""
+
+    fabric = models.ForeignKey(Fabric, on_delete=models.CASCADE, related_name="snapshots")
+    version = models.PositiveIntegerField()
+    source_name = models.CharField(max_length=255)
+    source_format = models.CharField(max_length=64)
+    checksum = models.CharField(max_length=64, help_text="SHA-256 of the uploaded bytes")
+    attrs = models.JSONField(default=dict, blank=True)
+    node_count = models.PositiveIntegerField(default=0)
+    card_count = models.PositiveIntegerField(default=0)
+    switch_count = models.PositiveIntegerField(default=0)
+    link_count = models.PositiveIntegerField(default=0)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ("fabric", "-version")
+        constraints = [
+            models.UniqueConstraint(fields=("fabric", "version"), name="%(app_label)s_%(class)s_unique_version"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.fabric.name} v{self.version}"
+
+
+class Node(models.Model):
+    """A card, NIC, switch, host or in-switch aggregation engine in one snapshot."""
+
+    snapshot = models.ForeignKey(Snapshot, on_delete=models.CASCADE, related_name="nodes")
+    key = models.CharField(max_length=255, help_text="Stable identity across snapshots (GUID, bus id, name)")
+    kind = models.CharField(max_length=16, choices=choices(NODE_KINDS))
+    name = models.CharField(max_length=255)
+    tier = models.CharField(max_length=8, choices=choices(SWITCH_TIERS), null=True, blank=True)
+    radix = models.PositiveIntegerField(null=True, blank=True)
+    host = models.CharField(max_length=255, null=True, blank=True)
+    attrs = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ("snapshot", "id")
+        constraints = [
+            models.UniqueConstraint(fields=("snapshot", "key"), name="%(app_label)s_%(class)s_unique_key"),
+        ]
+        indexes = [models.Index(fields=("snapshot", "kind"))]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Link(models.Model):
+    """A cable between two ports of one snapshot."""
+
+    snapshot = models.ForeignKey(Snapshot, on_delete=models.CASCADE, related_name="links")
+    a = models.ForeignKey(Node, on_delete=models.CASCADE, related_name="+")
+    a_port = models.CharField(max_length=64)
+    b = models.ForeignKey(Node, on_delete=models.CASCADE, related_name="+")
+    b_port = models.CharField(max_length=64)
+    bandwidth_gbps = models.FloatField()
+    latency_ns = models.FloatField()
+    state = models.CharField(max_length=16, choices=choices(LINK_STATES))
+    domain = models.CharField(max_length=16, choices=choices(LINK_DOMAINS))
+    attrs = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ("snapshot", "id")
+
+    def __str__(self) -> str:
+        return f"{self.a_id}:{self.a_port} - {self.b_id}:{self.b_port}"

@@ -1,0 +1,176 @@
+"""The canonical "twin-fabric" format, version 1: JSON, or YAML with the same structure.
+
+The document mirrors ``twin.simcore.model`` (see docs/formats/twin-fabric.md).
+Reading goes in three steps, each error pointing at a line of the source:
+
+1. JSON (a document starting with ``{`` or ``[``) or YAML syntax;
+2. the JSON Schema in ``twin/ingest/schemas/twin-fabric.schema.json``;
+3. ``FabricSpec.validate`` for what a schema cannot say (unknown node ids,
+   duplicate ids, a port used twice).
+
+Lines of steps 2 and 3 come from ``yaml.compose`` on the same text (JSON is
+YAML), walking the node tree along the error's path; it runs only on error.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import re
+from importlib import resources
+from typing import Any
+
+import jsonschema
+import yaml
+
+from twin.ingest.errors import IngestError
+from twin.ingest.registry import Parser, register_parser
+from twin.simcore.errors import FabricError, PathPart, format_path
+from twin.simcore.model import FabricSpec, fabric_from_dict, fabric_to_dict
+
+__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "CanonicalParser", "export_canonical"]
+
+FORMAT_NAME = "twin-fabric"
+FORMAT_VERSION = 1
+
+# `"format": "twin-fabric"` in JSON, `format: twin-fabric` in YAML, quoted or not.
+_FORMAT_MARKER = re.compile(r"""["']?format["']?\s*:\s*["']?twin-fabric(?![\w-])""")
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@register_parser
+class CanonicalParser(Parser):
+    """Reads the twin's own format, as written by ``export_canonical``."""
+
+    name = FORMAT_NAME
+    label = "Twin fabric (canonical JSON or YAML)"
+    extensions = (".json", ".yaml", ".yml")
+
+    def detect(self, text: str) -> bool:
+        return _FORMAT_MARKER.search(text) is not None
+
+    def parse(self, text: str, *, source_name: str) -> FabricSpec:
+        document = _load(text, source_name)
+        schema_error = jsonschema.exceptions.best_match(_validator().iter_errors(document))
+        if schema_error is not None:
+            path, message = _describe(schema_error)
+            raise IngestError(
+                message,
+                source=source_name,
+                line=_line_of(text, path),
+                path=format_path(path) or None,
+                expected=schema_error.schema.get("description"),
+            )
+        spec = fabric_from_dict(document)
+        try:
+            spec.validate()
+        except FabricError as error:
+            problem = error.problems[0]
+            raise IngestError(
+                problem.message,
+                source=source_name,
+                line=_line_of(text, problem.path),
+                path=format_path(problem.path),
+                expected=problem.expected,
+            ) from error
+        return spec
+
+
+def export_canonical(spec: FabricSpec) -> str:
+    """The fabric as a canonical JSON document: indented, keys in a stable order.
+
+    ``CanonicalParser().parse(export_canonical(spec), ...) == spec`` for any
+    valid ``spec``.
+    """
+    document = {"format": FORMAT_NAME, "version": FORMAT_VERSION, **fabric_to_dict(spec)}
+    return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def _load(text: str, source_name: str) -> Any:
+    """Parse JSON or YAML syntax into plain Python data."""
+    if text.lstrip().startswith(("{", "[")):
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as error:
+            raise IngestError(
+                f"malformed JSON: {error.msg} (column {error.colno})",
+                source=source_name,
+                line=error.lineno,
+                expected="valid JSON",
+            ) from error
+    try:
+        return yaml.load(text, Loader=_YAML_LOADER)
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        raise IngestError(
+            f"malformed YAML: {error.problem or error.context}",
+            source=source_name,
+            line=mark.line + 1 if mark else None,
+            expected="valid YAML",
+        ) from error
+    except yaml.YAMLError as error:
+        raise IngestError(
+            f"malformed YAML: {error}", source=source_name, expected="valid YAML"
+        ) from error
+
+
+def _is_finite_number(checker: jsonschema.TypeChecker, value: Any) -> bool:
+    # Python's json reads NaN and Infinity, which JSON Schema counts as numbers.
+    return jsonschema.Draft202012Validator.TYPE_CHECKER.is_type(value, "number") and (
+        not isinstance(value, float) or math.isfinite(value)
+    )
+
+
+_FabricValidator = jsonschema.validators.extend(
+    jsonschema.Draft202012Validator,
+    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
+        "number", _is_finite_number
+    ),
+)
+
+
+@functools.cache
+def _validator() -> jsonschema.protocols.Validator:
+    schema_file = resources.files("twin.ingest") / "schemas" / "twin-fabric.schema.json"
+    return _FabricValidator(json.loads(schema_file.read_text(encoding="utf-8")))
+
+
+def _describe(error: jsonschema.ValidationError) -> tuple[tuple[PathPart, ...], str]:
+    """Path to point at and message for a schema error.
+
+    jsonschema's own text repeats the allowed values, which ``expected`` (the
+    schema's description) says better, and it blames the object that holds an
+    unknown field rather than the field.
+    """
+    path = tuple(error.absolute_path)
+    if error.validator in ("const", "enum"):
+        return path, f"unexpected value {json.dumps(error.instance, default=str)}"
+    if error.validator == "additionalProperties":
+        unknown = next(key for key in error.instance if key not in error.schema["properties"])
+        return (*path, unknown), f"unknown field {unknown!r}"
+    return path, error.message
+
+
+def _line_of(text: str, path: tuple[PathPart, ...]) -> int | None:
+    """1-based line where the value at ``path`` (or its deepest existing parent) starts."""
+    try:
+        node = yaml.compose(text, Loader=_YAML_LOADER)
+    except yaml.YAMLError:
+        return None  # JSON that YAML cannot read, e.g. tabs where YAML forbids them
+    if node is None:
+        return None
+    for part in path:
+        if isinstance(node, yaml.SequenceNode) and isinstance(part, int):
+            if part >= len(node.value):
+                break
+            node = node.value[part]
+        elif isinstance(node, yaml.MappingNode):
+            # The last duplicate key wins, as in json.loads.
+            matches = [value for key, value in node.value if key.value == part]
+            if not matches:
+                break
+            node = matches[-1]
+        else:
+            break
+    return node.start_mark.line + 1

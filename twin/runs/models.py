@@ -1,0 +1,53 @@
+"""Background runs: one row per piece of work a Celery worker does for a user."""
+from django.conf import settings
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+__all__ = ("RunKind", "RunStatus", "Run")
+
+
+class RunKind(models.TextChoices):
+    HOP_STATS = "hop_stats", _("Hop-distance statistics")
+
+
+class RunStatus(models.TextChoices):
+    PENDING = "pending", _("Pending")
+    RUNNING = "running", _("Running")
+    SUCCEEDED = "succeeded", _("Succeeded")
+    FAILED = "failed", _("Failed")
+
+    @classmethod
+    def terminal(cls) -> tuple["RunStatus", ...]:
+        return (cls.SUCCEEDED, cls.FAILED)
+
+
+class Run(models.Model):
+    """The database is the source of truth for a run; websocket frames only mirror it.
+
+    `seq` grows with every state change so that viewers can drop frames that arrive late.
+    """
+
+    kind = models.CharField(max_length=32, choices=RunKind.choices)
+    snapshot = models.ForeignKey("fabrics.Snapshot", on_delete=models.CASCADE, related_name="runs")
+    params = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=16, choices=RunStatus.choices, default=RunStatus.PENDING)
+    progress = models.FloatField(default=0.0)
+    message = models.CharField(max_length=255, blank=True)
+    result = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    seq = models.PositiveBigIntegerField(default=0)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ("-created_at", "-id")
+        indexes = [models.Index(fields=("status",))]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} #{self.pk}"
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.status in RunStatus.terminal()

@@ -1,0 +1,69 @@
+"""Exception tree of the pure core.
+
+``TwinCoreError`` is the root so that callers (services, tasks) can catch every
+expected failure of the core in one place; ``FabricError`` says a fabric
+description is inconsistent and carries the individual problems as data, so
+that parsers can point at the offending element of the source file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+__all__ = ["FabricError", "FabricProblem", "PathPart", "TwinCoreError", "format_path"]
+
+PathPart = str | int
+
+
+def format_path(path: Iterable[PathPart]) -> str:
+    """Render a document path the way JSON users read it.
+
+    >>> format_path(("links", 3, "b"))
+    'links[3].b'
+    >>> format_path(())  # the document itself
+    ''
+    """
+    text = ""
+    for part in path:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            text += f".{part}" if text else part
+    return text
+
+
+class TwinCoreError(Exception):
+    """Root of every error the pure core raises on purpose."""
+
+
+@dataclass(frozen=True)
+class FabricProblem:
+    """One inconsistency in a fabric.
+
+    ``path`` locates the offending value in the plain-dict form of the fabric
+    (``("links", 3, "b")``), ``expected`` says what would have been valid.
+    """
+
+    path: tuple[PathPart, ...]
+    message: str
+    expected: str | None = None
+
+    def __str__(self) -> str:
+        location = format_path(self.path)
+        text = f"{location}: {self.message}" if location else self.message
+        return f"{text}; expected {self.expected}" if self.expected else text
+
+
+class FabricError(TwinCoreError):
+    """A fabric cannot be built or is inconsistent.
+
+    ``problems`` lists what was found, in the order found (possibly only the
+    first few); it may be empty when the message alone says it all, as for the
+    design-rule errors of the generator.
+    """
+
+    def __init__(self, message: str, problems: Iterable[FabricProblem] = ()) -> None:
+        self.problems = tuple(problems)
+        details = "".join(f"\n  - {problem}" for problem in self.problems)
+        super().__init__(message + details)

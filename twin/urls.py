@@ -1,0 +1,44 @@
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from twin.accounts import views as account_views
+from twin.common import views as common_views
+from twin.fabrics import api as fabric_api
+from twin.fabrics import views as fabric_views
+from twin.runs import api as run_api
+from twin.runs import views as run_views
+
+api_patterns = [
+    path("health/", common_views.health, name="api-health"),
+    path("fabrics/", fabric_api.FabricListApi.as_view(), name="api-fabric-list"),
+    path("fabrics/<int:pk>/", fabric_api.FabricDetailApi.as_view(), name="api-fabric-detail"),
+    path("snapshots/", fabric_api.SnapshotUploadApi.as_view(), name="api-snapshot-upload"),
+    path("snapshots/<int:pk>/", fabric_api.SnapshotDetailApi.as_view(), name="api-snapshot-detail"),
+    path("snapshots/<int:pk>/graph/", fabric_api.SnapshotGraphApi.as_view(), name="api-snapshot-graph"),
+    path("snapshots/<int:pk>/export/", fabric_api.SnapshotExportApi.as_view(), name="api-snapshot-export"),
+    path("runs/", run_api.RunListCreateApi.as_view(), name="api-run-list"),
+    path("runs/<int:pk>/", run_api.RunDetailApi.as_view(), name="api-run-detail"),
+    path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+]
+
+urlpatterns = [
+    path("", fabric_views.fabric_list_page, name="fabric-list"),
+    path("fabrics/<int:fabric_id>/", fabric_views.fabric_page, name="fabric-detail"),
+    path("upload/", fabric_views.upload_page, name="upload"),
+    path("runs/<int:run_id>/", run_views.run_page, name="run-detail"),
+    path("users/", account_views.user_list, name="user-list"),
+    path("users/<int:user_id>/", account_views.user_edit, name="user-edit"),
+    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("i18n/", include("django.conf.urls.i18n")),
+    path("healthz", common_views.liveness, name="liveness"),
+    path("admin/", admin.site.urls),
+    path("api/", include(api_patterns)),
+]
+
+handler403 = "twin.common.views.permission_denied"
+handler404 = "twin.common.views.page_not_found"
+handler500 = "twin.common.views.server_error"
