@@ -77,6 +77,7 @@ def test_login_run_and_redis_outage(tmp_path, stack_database_url, browser):
             assert "523,776" in page.inner_text(".run-widget .run-result").replace("\u202f", ",").replace(" ", ",")
             assert int(page.get_attribute(".run-widget", "data-frames")) >= 1
             assert any('"status": "succeeded"' in f or '"status":"succeeded"' in f for f in frames), frames
+            page.wait_for_timeout(500)  # let the progress bar finish its CSS transition for the picture
             ARTIFACTS.mkdir(exist_ok=True)
             page.screenshot(path=str(ARTIFACTS / "fabric-page.png"), full_page=True)
 

@@ -2,6 +2,7 @@
 server (HTTP + websockets) and a Celery worker. Ctrl-C stops everything it started."""
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -21,6 +22,12 @@ def stop_on_signal(signum, frame):
     raise KeyboardInterrupt
 
 
+def port_in_use(host: str, port: int) -> bool:
+    with socket.socket() as probe:
+        probe.settimeout(0.5)
+        return probe.connect_ex((host, port)) == 0
+
+
 class Command(BaseCommand):
     help = "Start Redis (if needed), the web server and a Celery worker; Ctrl-C stops them all."
 
@@ -34,6 +41,8 @@ class Command(BaseCommand):
         self.children: list[tuple[str, subprocess.Popen]] = []
         self.redis: EmbeddedRedis | None = None
         signal.signal(signal.SIGTERM, stop_on_signal)
+        if port_in_use(host, port):
+            raise CommandError(f"Port {port} on {host} is already in use; choose another with --port.")
         try:
             env = self.prepare_environment()
             call_command("bootstrap", no_demo=no_demo, verbosity=options["verbosity"])

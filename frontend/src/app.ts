@@ -1,0 +1,61 @@
+// Page bootstrap: reads the contract attributes the Django templates render
+// and wires each feature that is present on the page.
+
+import { mountFabricMap } from "./fabric/fabricMap";
+import { numberFormatters } from "./format";
+import { jsonClient, readCookie } from "./http";
+import { INTL_LOCALE, resolveLanguage, translator } from "./i18n";
+import { LiveStatusMonitor, fetchHealth } from "./liveStatus";
+import { openBrowserSocket } from "./runFeed";
+import { mountRunWidget, type RunWidgetContext } from "./runWidget";
+import { wireStartButton } from "./startRun";
+import { localizeTimes } from "./times";
+import { browserTimers } from "./timers";
+
+export function startApp(doc: Document): void {
+  const language = resolveLanguage(doc.body.dataset["lang"]);
+  const t = translator(language);
+  const fetchImpl = window.fetch.bind(window);
+  const http = jsonClient(fetchImpl, () => readCookie(doc.cookie, "csrftoken"));
+
+  localizeTimes(doc);
+
+  const banner = doc.getElementById("live-status");
+  const healthUrl = doc.body.dataset["healthUrl"] ?? "/api/health/";
+  const liveStatus = new LiveStatusMonitor({
+    checkHealth: () => fetchHealth(fetchImpl, healthUrl),
+    showBanner: (message) => {
+      if (banner !== null) {
+        banner.textContent = message === null ? "" : t(message);
+        banner.hidden = message === null;
+      }
+    },
+    timers: browserTimers,
+  });
+  liveStatus.check();
+
+  const runContext: RunWidgetContext = {
+    doc,
+    t,
+    numbers: numberFormatters(INTL_LOCALE[language]),
+    http,
+    liveStatus,
+    pageLocation: window.location,
+    openSocket: openBrowserSocket,
+    timers: browserTimers,
+  };
+  for (const widget of doc.querySelectorAll<HTMLElement>(".run-widget")) {
+    mountRunWidget(widget, runContext);
+  }
+
+  const startButton = doc.getElementById("start-hop-stats");
+  const runSlot = doc.getElementById("run-slot");
+  if (startButton instanceof HTMLButtonElement && runSlot !== null) {
+    wireStartButton(startButton, runSlot, runContext);
+  }
+
+  const fabricCanvas = doc.getElementById("fabric-map");
+  if (fabricCanvas instanceof HTMLCanvasElement) {
+    mountFabricMap(fabricCanvas, { doc, t, http });
+  }
+}

@@ -1,0 +1,103 @@
+import { describe, expect, it } from "vitest";
+import { LiveStatusMonitor, bannerForHealth, fetchHealth, type BannerMessage, type HealthCheckResult } from "./liveStatus";
+import { FakeTimers } from "./testing/fakes";
+
+describe("bannerForHealth", () => {
+  it("stays quiet when Redis is ok", () => {
+    expect(bannerForHealth({ reachable: true, report: { database: "ok", redis: "ok" } })).toBeNull();
+  });
+
+  it("warns about the broker when Redis is unavailable", () => {
+    expect(bannerForHealth({ reachable: true, report: { database: "ok", redis: "unavailable" } })).toBe(
+      "banner.brokerDown",
+    );
+  });
+
+  it("reports an unreachable server when the check fails or answers nonsense", () => {
+    expect(bannerForHealth({ reachable: false })).toBe("banner.serverUnreachable");
+    expect(bannerForHealth({ reachable: true, report: "<html>502</html>" })).toBe("banner.serverUnreachable");
+  });
+});
+
+describe("fetchHealth", () => {
+  it("reads the report even from a 503", async () => {
+    const fetchImpl = () => Promise.resolve(new Response(JSON.stringify({ database: "ok", redis: "unavailable" }), { status: 503 }));
+    expect(await fetchHealth(fetchImpl, "/api/health/")).toEqual({
+      reachable: true,
+      report: { database: "ok", redis: "unavailable" },
+    });
+  });
+
+  it("reports a network failure as unreachable", async () => {
+    expect(await fetchHealth(() => Promise.reject(new TypeError("offline")), "/api/health/")).toEqual({ reachable: false });
+  });
+});
+
+/** A health endpoint whose answers the test releases one at a time. */
+class ScriptedHealth {
+  calls = 0;
+  private resolvers: ((result: HealthCheckResult) => void)[] = [];
+
+  readonly check = (): Promise<HealthCheckResult> => {
+    this.calls += 1;
+    return new Promise((resolve) => this.resolvers.push(resolve));
+  };
+
+  async answer(redis: "ok" | "unavailable"): Promise<void> {
+    this.resolvers.shift()?.({ reachable: true, report: { database: "ok", redis } });
+    await Promise.resolve(); // let the monitor's then() run
+  }
+}
+
+function monitorWith(health: ScriptedHealth) {
+  const timers = new FakeTimers();
+  const banners: (BannerMessage | null)[] = [];
+  const monitor = new LiveStatusMonitor({
+    checkHealth: health.check,
+    showBanner: (message) => banners.push(message),
+    timers,
+    random: () => 0,
+  });
+  return { monitor, timers, banners };
+}
+
+describe("LiveStatusMonitor", () => {
+  it("shows the banner while Redis is down and hides it on recovery", async () => {
+    const health = new ScriptedHealth();
+    const { monitor, timers, banners } = monitorWith(health);
+    monitor.check();
+    await health.answer("unavailable");
+    expect(banners).toEqual(["banner.brokerDown"]);
+    timers.fireNext();
+    await health.answer("unavailable");
+    timers.fireNext();
+    await health.answer("ok");
+    expect(banners).toEqual(["banner.brokerDown", "banner.brokerDown", null]);
+    expect(timers.requestedDelays).toEqual([1000, 2000]);
+    expect(timers.pending).toHaveLength(0);
+  });
+
+  it("coalesces triggers during a check into one follow-up check", async () => {
+    const health = new ScriptedHealth();
+    const { monitor } = monitorWith(health);
+    monitor.check();
+    monitor.check();
+    monitor.check();
+    expect(health.calls).toBe(1);
+    await health.answer("ok");
+    expect(health.calls).toBe(2);
+    await health.answer("ok");
+    expect(health.calls).toBe(2);
+  });
+
+  it("checks at once when a socket drops, instead of waiting for the retry timer", async () => {
+    const health = new ScriptedHealth();
+    const { monitor, timers } = monitorWith(health);
+    monitor.check();
+    await health.answer("unavailable");
+    expect(timers.pending).toHaveLength(1);
+    monitor.check();
+    expect(health.calls).toBe(2);
+    expect(timers.pending).toHaveLength(0);
+  });
+});
