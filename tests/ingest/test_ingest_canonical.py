@@ -223,3 +223,22 @@ def test_the_docs_point_at_the_one_schema():
     docs = (ROOT / "docs/formats/twin-fabric.md").read_text(encoding="utf-8")
     assert "../../twin/ingest/schemas/twin-fabric.schema.json" in docs
     assert not (ROOT / "docs/formats/twin-fabric.schema.json").exists()
+
+
+def test_every_problem_is_reported_up_to_the_limit():
+    from twin.ingest import ParseOptions
+
+    document = json.loads(export_canonical(supernode(cards=32, switch_radix=8, name="many")))
+    for link in document["links"][:5]:
+        link["b"] = "ghost"
+    text = json.dumps(document, indent=2)
+    with pytest.raises(IngestError) as caught:
+        parse_fabric(text, source_name="many.json")
+    error = caught.value
+    assert len(error.problems) == 5 and not error.truncated
+    assert all(problem.line is not None and problem.path.endswith(".b") for problem in error.problems)
+    assert "(and 4 more problems)" in str(error)
+    assert len(error.as_dict()["problems"]) == 5
+    with pytest.raises(IngestError) as caught:
+        parse_fabric(text, source_name="many.json", options=ParseOptions(max_problems=3))
+    assert len(caught.value.problems) == 3 and caught.value.truncated

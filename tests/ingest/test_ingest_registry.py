@@ -6,6 +6,7 @@ import pytest
 
 from twin.ingest import (
     IngestError,
+    ParseOptions,
     Parser,
     ParserNotFound,
     detect_format,
@@ -42,7 +43,7 @@ def pairs_parser(scratch_registry):
         def detect(self, text):
             return text.startswith("PAIRS")
 
-        def parse(self, text, *, source_name):
+        def parse(self, text, *, source_name, options=ParseOptions()):
             lines = text.splitlines()[1:]
             cables = [line.split() for line in lines if line.strip() and not line.startswith("#")]
             cards = sorted({card for card, _ in cables})
@@ -129,7 +130,7 @@ def test_registration_refuses_duplicates_and_non_parsers(scratch_registry):
         def detect(self, text):
             return False
 
-        def parse(self, text, *, source_name):
+        def parse(self, text, *, source_name, options=ParseOptions()):
             raise AssertionError
 
     with pytest.raises(ValueError, match="already registered by CanonicalParser"):

@@ -236,3 +236,16 @@ def test_format_path():
     assert format_path(("links", 3, "b")) == "links[3].b"
     assert format_path(("nodes", 0)) == "nodes[0]"
     assert format_path(()) == ""
+
+
+def test_self_loops_and_absurd_bandwidth_are_problems():
+    from twin.simcore.errors import FabricError
+    from twin.simcore.model import FabricSpec, LinkSpec, NodeSpec
+
+    nodes = (NodeSpec("c1", "card", "c1"), NodeSpec("s1", "switch", "s1", tier="leaf"))
+    loop = FabricSpec("f", nodes, (LinkSpec("s1", "1", "s1", "2", 400.0, 10.0),))
+    with pytest.raises(FabricError, match="to itself"):
+        loop.validate()
+    absurd = FabricSpec("f", nodes, (LinkSpec("c1", "1", "s1", "1", 400e9, 10.0),))
+    with pytest.raises(FabricError, match="unit"):
+        absurd.validate()

@@ -5,7 +5,8 @@ Importing ``twin.ingest`` registers the built-in parsers, so
 """
 
 from twin.ingest import parsers  # noqa: F401  (importing registers the built-in parsers)
-from twin.ingest.errors import IngestError, ParserNotFound
+from twin.ingest.errors import IngestError, IngestProblem, ParserNotFound, ProblemCollector
+from twin.ingest.options import ParseOptions
 from twin.ingest.parsers.canonical import export_canonical
 from twin.ingest.registry import (
     Parser,
@@ -18,6 +19,9 @@ from twin.ingest.registry import (
 
 __all__ = [
     "IngestError",
+    "IngestProblem",
+    "ParseOptions",
+    "ProblemCollector",
     "Parser",
     "ParserNotFound",
     "detect_format",

@@ -11,7 +11,8 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import ClassVar, TypeVar
 
-from twin.ingest.errors import IngestError, ParserNotFound
+from twin.ingest.errors import IngestError, IngestProblem, ParserNotFound
+from twin.ingest.options import ParseOptions
 from twin.simcore.errors import FabricError, format_path
 from twin.simcore.model import FabricSpec
 
@@ -43,8 +44,9 @@ class Parser(ABC):
         """Whether ``text`` looks like this format; cheap, by content alone."""
 
     @abstractmethod
-    def parse(self, text: str, *, source_name: str) -> FabricSpec:
-        """Read ``text``; raise ``IngestError`` naming ``source_name`` on bad input."""
+    def parse(self, text: str, *, source_name: str, options: ParseOptions = ParseOptions()) -> FabricSpec:
+        """Read ``text``; raise ``IngestError`` naming ``source_name`` (with up to
+        ``options.max_problems`` problems) on bad input."""
 
 
 ParserClass = TypeVar("ParserClass", bound=type[Parser])
@@ -83,7 +85,9 @@ def detect_format(text: str) -> str | None:
     return next((parser.name for parser in _PARSERS.values() if parser.detect(text)), None)
 
 
-def parse_fabric(text: str, *, source_name: str, format: str | None = None) -> FabricSpec:
+def parse_fabric(
+    text: str, *, source_name: str, format: str | None = None, options: ParseOptions = ParseOptions()
+) -> FabricSpec:
     """Read a fabric description into a validated ``FabricSpec``.
 
     ``format`` names the parser and skips detection; without it the format is
@@ -99,16 +103,11 @@ def parse_fabric(text: str, *, source_name: str, format: str | None = None) -> F
                 expected=f"a file in one of the known formats ({', '.join(_PARSERS)}), "
                 "or the format chosen explicitly",
             )
-    spec = get_parser(format).parse(text, source_name=source_name)
+    spec = get_parser(format).parse(text, source_name=source_name, options=options)
     try:
-        spec.validate()
+        spec.validate(max_problems=options.max_problems)
     except FabricError as error:
         # Parsers report problems with line numbers themselves; this is the safety net.
-        problem = error.problems[0]
-        raise IngestError(
-            problem.message,
-            source=source_name,
-            path=format_path(problem.path),
-            expected=problem.expected,
-        ) from error
+        problems = [IngestProblem(p.message, None, format_path(p.path), p.expected) for p in error.problems]
+        raise IngestError(problems[0].message, source=source_name, problems=problems) from error
     return spec

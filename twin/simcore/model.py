@@ -24,6 +24,7 @@ from twin.simcore.errors import FabricError, FabricProblem
 __all__ = [
     "LINK_DOMAINS",
     "LINK_STATES",
+    "MAX_LINK_GBPS",
     "NODE_KINDS",
     "SWITCH_TIERS",
     "Attrs",
@@ -38,6 +39,8 @@ NODE_KINDS = ("card", "nic", "switch", "host", "aggregation")
 SWITCH_TIERS = ("leaf", "spine", "core")
 LINK_STATES = ("up", "down", "degraded")
 LINK_DOMAINS = ("scale-up", "scale-out")
+# 100 Tb/s: far above any single link made (1.6 Tb/s today); more is a unit mistake (b/s for Gb/s).
+MAX_LINK_GBPS = 100_000.0
 
 _JSON_SCALARS = (str, int, float, bool, type(None))
 
@@ -277,11 +280,13 @@ def _link_problems(
                 f"port {port!r} of node {node_id!r} is already used by links[{user}]",
                 "each (node, port) in at most one link",
             )
-    if not (math.isfinite(link.bandwidth_gbps) and link.bandwidth_gbps > 0):
+    if link.a == link.b:
+        yield FabricProblem((*path, "b"), f"link joins node {link.a!r} to itself", "two different nodes")
+    if not (math.isfinite(link.bandwidth_gbps) and 0 < link.bandwidth_gbps <= MAX_LINK_GBPS):
         yield FabricProblem(
             (*path, "bandwidth_gbps"),
             f"bandwidth {link.bandwidth_gbps} Gb/s",
-            "a positive, finite number of Gb/s",
+            f"a positive number of Gb/s, at most {MAX_LINK_GBPS:,.0f} (is the unit right?)",
         )
     if not (math.isfinite(link.latency_ns) and link.latency_ns >= 0):
         yield FabricProblem(

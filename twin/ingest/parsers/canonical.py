@@ -24,7 +24,8 @@ from typing import Any
 import jsonschema
 import yaml
 
-from twin.ingest.errors import IngestError
+from twin.ingest.errors import IngestError, ProblemCollector
+from twin.ingest.options import ParseOptions
 from twin.ingest.registry import Parser, register_parser
 from twin.simcore.errors import FabricError, PathPart, format_path
 from twin.simcore.model import FabricSpec, fabric_from_dict, fabric_to_dict
@@ -50,30 +51,33 @@ class CanonicalParser(Parser):
     def detect(self, text: str) -> bool:
         return _FORMAT_MARKER.search(text) is not None
 
-    def parse(self, text: str, *, source_name: str) -> FabricSpec:
+    def parse(self, text: str, *, source_name: str, options: ParseOptions = ParseOptions()) -> FabricSpec:
         document = _load(text, source_name)
-        schema_error = jsonschema.exceptions.best_match(_validator().iter_errors(document))
-        if schema_error is not None:
+        problems = ProblemCollector(source_name, limit=options.max_problems)
+        lines = _LineFinder(text)
+        # Most relevant first (shallow paths: a wrong version says more than any node error).
+        schema_errors = sorted(_validator().iter_errors(document), key=jsonschema.exceptions.relevance, reverse=True)
+        for schema_error in schema_errors[: options.max_problems]:
             path, message = _describe(schema_error)
-            raise IngestError(
+            problems.add(
                 message,
-                source=source_name,
-                line=_line_of(text, path),
+                line=lines.line_of(path),
                 path=format_path(path) or None,
                 expected=schema_error.schema.get("description"),
             )
+        problems.raise_if_any()
         spec = fabric_from_dict(document)
         try:
-            spec.validate()
+            spec.validate(max_problems=options.max_problems)
         except FabricError as error:
-            problem = error.problems[0]
-            raise IngestError(
-                problem.message,
-                source=source_name,
-                line=_line_of(text, problem.path),
-                path=format_path(problem.path),
-                expected=problem.expected,
-            ) from error
+            for problem in error.problems:
+                problems.add(
+                    problem.message,
+                    line=lines.line_of(problem.path),
+                    path=format_path(problem.path),
+                    expected=problem.expected,
+                )
+            problems.raise_if_any()
         return spec
 
 
@@ -152,14 +156,27 @@ def _describe(error: jsonschema.ValidationError) -> tuple[tuple[PathPart, ...], 
     return path, error.message
 
 
-def _line_of(text: str, path: tuple[PathPart, ...]) -> int | None:
-    """1-based line where the value at ``path`` (or its deepest existing parent) starts."""
-    try:
-        node = yaml.compose(text, Loader=_YAML_LOADER)
-    except yaml.YAMLError:
-        return None  # JSON that YAML cannot read, e.g. tabs where YAML forbids them
-    if node is None:
-        return None
+class _LineFinder:
+    """1-based line where the value at a path (or its deepest existing parent) starts.
+
+    The YAML node tree is composed once, on the first error, and reused for the others.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    @functools.cached_property
+    def root(self) -> yaml.Node | None:
+        try:
+            return yaml.compose(self.text, Loader=_YAML_LOADER)
+        except yaml.YAMLError:
+            return None  # JSON that YAML cannot read, e.g. tabs where YAML forbids them
+
+    def line_of(self, path: tuple[PathPart, ...]) -> int | None:
+        return None if self.root is None else _line_in(self.root, path)
+
+
+def _line_in(node: yaml.Node, path: tuple[PathPart, ...]) -> int:
     for part in path:
         if isinstance(node, yaml.SequenceNode) and isinstance(part, int):
             if part >= len(node.value):
