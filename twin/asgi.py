@@ -10,11 +10,12 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
+from twin.fabrics.routing import websocket_urlpatterns as fabric_websockets  # noqa: E402
 from twin.runs.routing import websocket_urlpatterns as run_websockets  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
-        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(run_websockets))),
+        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(fabric_websockets + run_websockets))),
     }
 )

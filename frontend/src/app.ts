@@ -2,21 +2,25 @@
 // and wires each feature that is present on the page.
 
 import { mountFabricMap } from "./fabric/fabricMap";
+import { mountFabricLive } from "./fabricLive";
 import { numberFormatters } from "./format";
 import { jsonClient, readCookie } from "./http";
 import { INTL_LOCALE, resolveLanguage, translator } from "./i18n";
 import { LiveStatusMonitor, fetchHealth } from "./liveStatus";
-import { openBrowserSocket } from "./runFeed";
+import { openBrowserSocket } from "./reconnectingSocket";
 import { mountRunWidget, type RunWidgetContext } from "./runWidget";
 import { wireStartButton } from "./startRun";
 import { localizeTimes } from "./times";
 import { browserTimers } from "./timers";
+import { browserSendForm } from "./upload/sendForm";
+import { wireUploadForm } from "./upload/uploadForm";
 
 export function startApp(doc: Document): void {
   const language = resolveLanguage(doc.body.dataset["lang"]);
   const t = translator(language);
   const fetchImpl = window.fetch.bind(window);
-  const http = jsonClient(fetchImpl, () => readCookie(doc.cookie, "csrftoken"));
+  const csrfToken = () => readCookie(doc.cookie, "csrftoken");
+  const http = jsonClient(fetchImpl, csrfToken);
 
   localizeTimes(doc);
 
@@ -34,10 +38,11 @@ export function startApp(doc: Document): void {
   });
   liveStatus.check();
 
+  const numbers = numberFormatters(INTL_LOCALE[language]);
   const runContext: RunWidgetContext = {
     doc,
     t,
-    numbers: numberFormatters(INTL_LOCALE[language]),
+    numbers,
     http,
     liveStatus,
     pageLocation: window.location,
@@ -57,5 +62,15 @@ export function startApp(doc: Document): void {
   const fabricCanvas = doc.getElementById("fabric-map");
   if (fabricCanvas instanceof HTMLCanvasElement) {
     mountFabricMap(fabricCanvas, { doc, t, http });
+  }
+
+  const fabricLive = doc.getElementById("fabric-live");
+  if (fabricLive !== null) {
+    mountFabricLive(fabricLive, runContext);
+  }
+
+  const uploadForm = doc.querySelector("form[data-upload]");
+  if (uploadForm instanceof HTMLFormElement) {
+    wireUploadForm(uploadForm, { doc, t, numbers, sendForm: browserSendForm, csrfToken, pageUrl: window.location.href });
   }
 }

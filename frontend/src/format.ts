@@ -1,5 +1,7 @@
 // Pure formatting helpers; no DOM access.
 
+import type { MessageKey, Translate } from "./i18n";
+
 const dateTimeFormatters = new Map<string, Intl.DateTimeFormat>();
 
 function dateTimeFormatter(timeZone: string | undefined): Intl.DateTimeFormat {
@@ -63,4 +65,23 @@ export function numberFormatters(locale: string): NumberFormatters {
       }).format(value),
     percent: (fraction) => percent.format(fraction),
   };
+}
+
+const SIZE_UNITS: readonly MessageKey[] = ["size.bytes", "size.kib", "size.mib", "size.gib"];
+
+/** A file size for people: "512 B", "1.5 KiB", "23 MiB" (binary units; one decimal below 10). */
+export function formatByteSize(bytes: number, numbers: NumberFormatters, t: Translate): string {
+  let value = Math.max(bytes, 0);
+  let unit = 0;
+  while (value >= 1024 && unit < SIZE_UNITS.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  // Round first so 1023.96 KiB cannot print as "1,024 KiB".
+  if (unit < SIZE_UNITS.length - 1 && Math.round(value) >= 1024) {
+    value /= 1024;
+    unit += 1;
+  }
+  const size = unit === 0 ? numbers.integer(value) : value < 9.95 ? numbers.decimal(value, 1) : numbers.integer(value);
+  return t(SIZE_UNITS[unit] ?? "size.bytes", { size });
 }

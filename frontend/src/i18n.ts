@@ -59,6 +59,35 @@ const en = {
   "map.tooltip.host": "Host",
   "map.tooltip.degree": "Links",
   "map.tooltip.none": "—",
+
+  "list.separator": ", ",
+  "size.bytes": "{size} B",
+  "size.kib": "{size} KiB",
+  "size.mib": "{size} MiB",
+  "size.gib": "{size} GiB",
+
+  "upload.sending": "Uploading… {percent}",
+  "upload.processing": "Parsing and storing…",
+  "upload.stored": "Stored as v{version} (detected format: {format})",
+  "upload.open": "Open the fabric",
+  "upload.nodes": "Nodes",
+  "upload.links": "Links",
+  "upload.speeds": "Speeds",
+  "upload.count": "{label}: {count}",
+  "upload.withBreakdown": "{total} ({list})",
+  "upload.atSpeed": "{count} × {speed}",
+  "upload.linkState.up": "up",
+  "upload.linkState.degraded": "degraded",
+  "upload.linkState.down": "down",
+  "upload.rejected": "Nothing was stored; see the problems marked in the form.",
+  "upload.unnamedSource": "Upload",
+  "upload.truncated": "… and more (only the first problems are listed)",
+
+  "fabricLive.snapshot": "New snapshot v{version} ({role}) from {format}.",
+  "fabricLive.snapshotBy": "New snapshot v{version} ({role}) from {format} uploaded by {user}.",
+  "fabricLive.show": "Show it",
+  "fabricLive.role.discovered": "discovered",
+  "fabricLive.role.plan": "cabling plan",
 } as const;
 
 export type MessageKey = keyof typeof en;
@@ -121,6 +150,35 @@ const zhHans: Record<MessageKey, string> = {
   "map.tooltip.host": "主机",
   "map.tooltip.degree": "链路数",
   "map.tooltip.none": "—",
+
+  "list.separator": "，",
+  "size.bytes": "{size} B",
+  "size.kib": "{size} KiB",
+  "size.mib": "{size} MiB",
+  "size.gib": "{size} GiB",
+
+  "upload.sending": "正在上传… {percent}",
+  "upload.processing": "正在解析并保存…",
+  "upload.stored": "已保存为 v{version}（识别的格式：{format}）",
+  "upload.open": "打开该网络",
+  "upload.nodes": "节点",
+  "upload.links": "链路",
+  "upload.speeds": "速率",
+  "upload.count": "{label}：{count}",
+  "upload.withBreakdown": "{total}（{list}）",
+  "upload.atSpeed": "{count} × {speed}",
+  "upload.linkState.up": "正常",
+  "upload.linkState.degraded": "降级",
+  "upload.linkState.down": "中断",
+  "upload.rejected": "未保存任何内容；请查看表单中标出的问题。",
+  "upload.unnamedSource": "上传",
+  "upload.truncated": "……以及更多（仅列出前面的问题）",
+
+  "fabricLive.snapshot": "新快照 v{version}（{role}），格式为 {format}。",
+  "fabricLive.snapshotBy": "{user} 上传了新快照 v{version}（{role}），格式为 {format}。",
+  "fabricLive.show": "查看",
+  "fabricLive.role.discovered": "已发现",
+  "fabricLive.role.plan": "布线规划",
 };
 
 export type Language = "en" | "zh-hans";

@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { LiveStatusMonitor, bannerForHealth, fetchHealth, type BannerMessage, type HealthCheckResult } from "./liveStatus";
+import {
+  LiveStatusMonitor,
+  bannerForHealth,
+  connectionReporter,
+  fetchHealth,
+  type BannerMessage,
+  type HealthCheckResult,
+} from "./liveStatus";
 import { FakeTimers } from "./testing/fakes";
 
 describe("bannerForHealth", () => {
@@ -99,5 +106,20 @@ describe("LiveStatusMonitor", () => {
     monitor.check();
     expect(health.calls).toBe(2);
     expect(timers.pending).toHaveLength(0);
+  });
+});
+
+describe("connectionReporter", () => {
+  it("checks on every drop and once when a dropped socket is back, not on a first connect", () => {
+    let checks = 0;
+    const reporter = connectionReporter({ check: () => (checks += 1) });
+    reporter.onConnected();
+    expect(checks).toBe(0);
+    reporter.onDisconnected();
+    reporter.onDisconnected();
+    expect(checks).toBe(2);
+    reporter.onConnected();
+    reporter.onConnected();
+    expect(checks).toBe(3);
   });
 });

@@ -97,3 +97,29 @@ export class LiveStatusMonitor {
     }, delay);
   }
 }
+
+export interface ConnectionReporter {
+  onConnected(): void;
+  onDisconnected(): void;
+}
+
+/**
+ * Socket callbacks that keep the banner current: a check on every drop, and
+ * one more when a dropped socket is back. The page already checked on load,
+ * so a first connect needs none.
+ */
+export function connectionReporter(monitor: Pick<LiveStatusMonitor, "check">): ConnectionReporter {
+  let wasDisconnected = false;
+  return {
+    onConnected: () => {
+      if (wasDisconnected) {
+        wasDisconnected = false;
+        monitor.check();
+      }
+    },
+    onDisconnected: () => {
+      wasDisconnected = true;
+      monitor.check();
+    },
+  };
+}

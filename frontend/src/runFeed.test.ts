@@ -168,6 +168,13 @@ describe("RunFeed reconnects", () => {
     expect(timers.requestedDelays).toEqual([1000]);
   });
 
+  it("does not retry once the server says the run does not exist (4404)", () => {
+    const { timers, events } = startFeed();
+    FakeWebSocket.latest().serverDrops(4404);
+    expect(timers.pending).toHaveLength(0);
+    expect(events).not.toContain("disconnected");
+  });
+
   it("stop() cancels a pending reconnect", () => {
     const { feed, timers } = startFeed();
     FakeWebSocket.latest().serverDrops();

@@ -4,7 +4,7 @@
 import { element } from "./dom";
 import type { JsonClient } from "./http";
 import type { MessageKey } from "./i18n";
-import type { LiveStatusMonitor } from "./liveStatus";
+import { connectionReporter, type LiveStatusMonitor } from "./liveStatus";
 import { RunFeed, websocketUrl, type OpenSocket } from "./runFeed";
 import { renderRunOutcome, type RenderContext } from "./runResult";
 import { isTerminal, parseRun, type Run } from "./runState";
@@ -59,22 +59,10 @@ export function mountRunWidget(widget: HTMLElement, context: RunWidgetContext, k
     }
   };
 
-  // Only a reconnect after a drop warrants a fresh health check; the page
-  // already checked once on load.
-  let wasDisconnected = false;
   const feed = new RunFeed({
     url: websocketUrl(context.pageLocation, runWs ?? ""),
     onRun: show,
-    onConnected: () => {
-      if (wasDisconnected) {
-        wasDisconnected = false;
-        context.liveStatus.check();
-      }
-    },
-    onDisconnected: () => {
-      wasDisconnected = true;
-      context.liveStatus.check();
-    },
+    ...connectionReporter(context.liveStatus),
     openSocket: context.openSocket,
     timers: context.timers,
   });

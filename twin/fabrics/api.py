@@ -1,19 +1,25 @@
 """REST API for fabrics and snapshots."""
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import generics, serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from twin.ingest import export_canonical, registered_parsers
+from twin.ingest import ParseOptions, registered_parsers
+from twin.simcore.diff import punch_list_csv
+from twin.simcore.model import MAX_LINK_GBPS
 
-from .models import Fabric, Snapshot
-from .selectors import fabric_list, snapshot_graph, snapshot_spec_get
-from .services import snapshot_import
+from .exports import EXPORT_FORMATS
+from .models import Fabric, Snapshot, SnapshotRole
+from .selectors import fabric_list, snapshot_diff, snapshot_graph, snapshot_spec_get
+from .services import snapshot_import, source_files_from_uploads
 
-__all__ = ("FabricListApi", "FabricDetailApi", "SnapshotUploadApi", "SnapshotDetailApi", "SnapshotGraphApi", "SnapshotExportApi")
+__all__ = (
+    "FabricListApi", "FabricDetailApi", "FabricSnapshotListApi", "SnapshotUploadApi", "SnapshotDetailApi",
+    "SnapshotGraphApi", "SnapshotExportApi", "SnapshotDiffApi",
+)
 
 
 class SnapshotSerializer(serializers.ModelSerializer):
@@ -23,8 +29,8 @@ class SnapshotSerializer(serializers.ModelSerializer):
     class Meta:
         model = Snapshot
         fields = (
-            "id", "fabric", "fabric_name", "version", "source_name", "source_format", "checksum",
-            "node_count", "card_count", "switch_count", "link_count", "created_by", "created_at",
+            "id", "fabric", "fabric_name", "version", "role", "source_name", "source_format", "checksum",
+            "node_count", "card_count", "switch_count", "link_count", "summary", "created_by", "created_at",
         )
 
 
@@ -38,8 +44,8 @@ class FabricSerializer(serializers.ModelSerializer):
 
     @extend_schema_field(SnapshotSerializer(allow_null=True))
     def get_latest_snapshot(self, fabric: Fabric):
-        snapshots = sorted(fabric.snapshots.all(), key=lambda s: s.version)
-        return SnapshotSerializer(snapshots[-1]).data if snapshots else None
+        discovered = [s for s in fabric.snapshots.all() if s.role == SnapshotRole.DISCOVERED]
+        return SnapshotSerializer(max(discovered, key=lambda s: s.version)).data if discovered else None
 
     def get_snapshot_count(self, fabric: Fabric) -> int:
         return len(fabric.snapshots.all())
@@ -62,9 +68,15 @@ class FabricDetailApi(generics.RetrieveAPIView):
 
 
 class SnapshotUploadSerializer(serializers.Serializer):
-    file = serializers.FileField(help_text="A topology file (canonical twin-fabric JSON or YAML)")
+    file = serializers.ListField(
+        child=serializers.FileField(allow_empty_file=True), allow_empty=False,
+        help_text="One or more topology files describing one fabric (repeat the field); several files are merged",
+    )
     fabric = serializers.CharField(max_length=200, required=False, allow_blank=True, help_text="Fabric name; defaults to the name in the file")
-    format = serializers.CharField(required=False, allow_blank=True, help_text="Parser name; detected from the content when empty")
+    format = serializers.CharField(required=False, allow_blank=True, help_text="Parser name for every file; detected from each file's content when empty")
+    role = serializers.ChoiceField(SnapshotRole.choices, default=SnapshotRole.DISCOVERED, help_text="'plan' for a cabling plan to check discoveries against")
+    default_bandwidth_gbps = serializers.FloatField(required=False, min_value=0.001, max_value=MAX_LINK_GBPS, help_text="Link bandwidth for formats that carry none (Slurm, nvidia-smi: per NVLink)")
+    default_latency_ns = serializers.FloatField(required=False, min_value=0, max_value=1e9, help_text="Link latency for formats that carry none")
 
     def validate_format(self, value: str) -> str:
         known = [parser.name for parser in registered_parsers()]
@@ -74,20 +86,21 @@ class SnapshotUploadSerializer(serializers.Serializer):
 
 
 class SnapshotUploadApi(APIView):
-    """Upload a topology file; it becomes the next snapshot of its fabric (or nothing is written)."""
+    """Upload topology files; they become the next snapshot of their fabric (or nothing is written)."""
 
     parser_classes = (MultiPartParser, FormParser)
 
-    @extend_schema(request=SnapshotUploadSerializer, responses={201: SnapshotSerializer, 400: OpenApiResponse(description="Invalid file: file, line, what was expected")})
+    @extend_schema(request=SnapshotUploadSerializer, responses={201: SnapshotSerializer, 400: OpenApiResponse(description="Invalid files: for each file, its problems with line and what was expected")})
     def post(self, request):
         upload = SnapshotUploadSerializer(data=request.data)
         upload.is_valid(raise_exception=True)
-        file = upload.validated_data["file"]
+        given = upload.validated_data
         snapshot = snapshot_import(
-            fabric_name=upload.validated_data.get("fabric", ""),
-            data=file.read(),
-            source_name=file.name,
-            fmt=upload.validated_data.get("format") or None,
+            fabric_name=given.get("fabric", ""),
+            files=source_files_from_uploads(given["file"]),
+            fmt=given.get("format") or None,
+            options=ParseOptions(default_bandwidth_gbps=given.get("default_bandwidth_gbps"), default_latency_ns=given.get("default_latency_ns")),
+            role=SnapshotRole(given["role"]),
             user=request.user,
         )
         return Response(SnapshotSerializer(snapshot).data, status=status.HTTP_201_CREATED)
@@ -112,13 +125,49 @@ class SnapshotGraphApi(APIView):
         return Response(snapshot_graph(snapshot=get_object_or_404(Snapshot, pk=pk)))
 
 
-class SnapshotExportApi(APIView):
-    """The snapshot in the canonical twin-fabric JSON format (re-importable as is)."""
+class FabricSnapshotListApi(generics.ListAPIView):
+    """The snapshots (discovered and plans) of one fabric, newest first."""
 
-    @extend_schema(responses={(200, "application/json"): OpenApiResponse(description="twin-fabric JSON")})
+    serializer_class = SnapshotSerializer
+
+    def get_queryset(self):
+        fabric = get_object_or_404(Fabric, pk=self.kwargs["pk"])
+        return fabric.snapshots.select_related("fabric", "created_by").order_by("-version")
+
+
+class SnapshotExportApi(APIView):
+    """The snapshot as canonical twin-fabric JSON (re-importable as is) or as GraphML."""
+
+    @extend_schema(
+        parameters=[OpenApiParameter("format", str, enum=list(EXPORT_FORMATS), description="json (default) or graphml")],
+        responses={(200, "application/json"): OpenApiResponse(description="twin-fabric JSON or GraphML")},
+    )
     def get(self, request, pk: int):
+        wanted = request.query_params.get("format", "json")
+        if wanted not in EXPORT_FORMATS:
+            raise serializers.ValidationError({"format": f"Unknown export format {wanted!r}; known: {', '.join(EXPORT_FORMATS)}."})
+        content_type, suffix, export = EXPORT_FORMATS[wanted]
         snapshot = get_object_or_404(Snapshot.objects.select_related("fabric"), pk=pk)
-        text = export_canonical(snapshot_spec_get(snapshot_id=snapshot.pk))
-        response = HttpResponse(text, content_type="application/json")
-        response["Content-Disposition"] = f'attachment; filename="{snapshot.fabric.name}-v{snapshot.version}.json"'
+        response = HttpResponse(export(snapshot_spec_get(snapshot_id=snapshot.pk)), content_type=content_type)
+        response["Content-Disposition"] = f'attachment; filename="{snapshot.fabric.name}-v{snapshot.version}.{suffix}"'
         return response
+
+
+class SnapshotDiffApi(APIView):
+    """What differs between two snapshots of a fabric, or between a plan and a discovery:
+    MISSING, EXTRA, MISWIRED, SWAPPED, DEGRADED and UNKNOWN_DEVICE findings.
+    `?format=csv` gives the punch list grouped by switch."""
+
+    @extend_schema(
+        parameters=[OpenApiParameter("format", str, enum=["json", "csv"], description="json (default) or csv (punch list)")],
+        responses={200: OpenApiResponse(description="the diff report")},
+    )
+    def get(self, request, pk: int, other: int):
+        expected = get_object_or_404(Snapshot.objects.select_related("fabric"), pk=pk)
+        found = get_object_or_404(Snapshot.objects.select_related("fabric"), pk=other)
+        report = snapshot_diff(expected=expected, found=found)
+        if request.query_params.get("format") == "csv":
+            response = HttpResponse(punch_list_csv(report), content_type="text/csv")
+            response["Content-Disposition"] = f'attachment; filename="{expected.fabric.name}-v{expected.version}-vs-v{found.version}-punch-list.csv"'
+            return response
+        return Response({**report.as_plain(), "expected_snapshot": SnapshotSerializer(expected).data, "found_snapshot": SnapshotSerializer(found).data})

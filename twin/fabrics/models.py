@@ -1,10 +1,11 @@
 """Fabrics and their versioned snapshots of nodes and links."""
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from twin.simcore.model import LINK_DOMAINS, LINK_STATES, NODE_KINDS, SWITCH_TIERS
 
-__all__ = ("Fabric", "Snapshot", "Node", "Link")
+__all__ = ("Fabric", "SnapshotRole", "Snapshot", "Node", "Link")
 
 
 def choices(values: tuple[str, ...]) -> list[tuple[str, str]]:
@@ -25,18 +26,27 @@ class Fabric(models.Model):
         return self.name
 
     def latest_snapshot(self) -> "Snapshot | None":
-        return self.snapshots.order_by("-version").first()
+        """The newest discovered snapshot (plans are not what the fabric looks like)."""
+        return self.snapshots.filter(role=SnapshotRole.DISCOVERED).order_by("-version").first()
+
+
+class SnapshotRole(models.TextChoices):
+    DISCOVERED = "discovered", _("Discovered")  # what the tools found
+    PLAN = "plan", _("Cabling plan")  # what should be there; discovered snapshots are checked against it
 
 
 class Snapshot(models.Model):
-    """What one upload said the fabric looked like. Never changed after it is written."""
+    """What one upload said the fabric looked like (or should look like, for a plan).
+    Never changed after it is written; versions count up per fabric across both roles."""
 
     fabric = models.ForeignKey(Fabric, on_delete=models.CASCADE, related_name="snapshots")
     version = models.PositiveIntegerField()
+    role = models.CharField(max_length=16, choices=SnapshotRole.choices, default=SnapshotRole.DISCOVERED)
     source_name = models.CharField(max_length=255)
     source_format = models.CharField(max_length=64)
     checksum = models.CharField(max_length=64, help_text="SHA-256 of the uploaded bytes")
     attrs = models.JSONField(default=dict, blank=True)
+    summary = models.JSONField(default=dict, blank=True, help_text="Counts by kind, speed and state, and warnings")
     node_count = models.PositiveIntegerField(default=0)
     card_count = models.PositiveIntegerField(default=0)
     switch_count = models.PositiveIntegerField(default=0)

@@ -1,11 +1,14 @@
 """Reads of fabrics. `snapshot_spec_get` is the one place that turns rows into core plain data."""
 from django.db.models import QuerySet
 
+from twin.common.errors import ApplicationError
+
+from twin.simcore.diff import DiffReport, diff_fabrics
 from twin.simcore.model import FabricSpec, LinkSpec, NodeSpec
 
 from .models import Fabric, Link, Node, Snapshot
 
-__all__ = ("fabric_list", "snapshot_spec_get", "snapshot_graph")
+__all__ = ("fabric_list", "snapshot_spec_get", "snapshot_graph", "snapshot_diff")
 
 NODE_FIELDS = ("pk", "key", "kind", "name", "tier", "radix", "host", "attrs")
 LINK_FIELDS = ("a_id", "a_port", "b_id", "b_port", "bandwidth_gbps", "latency_ns", "state", "domain", "attrs")
@@ -49,3 +52,13 @@ def snapshot_graph(*, snapshot: Snapshot) -> dict:
         )
     ]
     return {"snapshot": snapshot.pk, "nodes": nodes, "links": links}
+
+
+def snapshot_diff(*, expected: Snapshot, found: Snapshot) -> DiffReport:
+    """Findings of `found` checked against `expected` (an earlier snapshot or a cabling plan)."""
+    if expected.fabric_id != found.fabric_id:
+        raise ApplicationError(
+            f"Snapshots {expected.pk} and {found.pk} belong to different fabrics "
+            f"({expected.fabric.name}, {found.fabric.name}); compare snapshots of one fabric."
+        )
+    return diff_fabrics(snapshot_spec_get(snapshot_id=expected.pk), snapshot_spec_get(snapshot_id=found.pk))

@@ -1,39 +1,76 @@
 """Writes to fabrics: every snapshot is written whole or not at all."""
 import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
 
-from django.db import transaction
+from django.conf import settings
+from django.db import IntegrityError, transaction
 
-from twin.ingest import detect_format, parse_fabric
+from twin.common.errors import ApplicationError
+from twin.ingest import IngestError, ParseOptions, detect_format, parse_fabric
+from twin.ingest.merge import merge_fabrics
+from twin.ingest.summary import fabric_summary
 from twin.simcore.model import FabricSpec
 
-from .models import Fabric, Link, Node, Snapshot
+from .models import Fabric, Link, Node, Snapshot, SnapshotRole
+from .realtime import fabric_broadcast_snapshot
 
-__all__ = ("snapshot_create", "snapshot_import")
+__all__ = ("SourceFile", "UploadRejected", "source_files_from_uploads", "snapshot_create", "snapshot_import")
 
 BULK_BATCH = 5000
 
 
+@dataclass(frozen=True)
+class SourceFile:
+    """One uploaded file: its name as the user knows it, and its bytes."""
+
+    name: str
+    data: bytes
+
+
+class UploadRejected(ApplicationError):
+    """One or more files cannot be read; `extra["files"]` holds each file's problems."""
+
+
+def fabric_get_or_create_locked(name: str) -> Fabric:
+    """The fabric row, created if new, locked until the transaction ends so that concurrent
+    uploads to one fabric get distinct versions."""
+    try:
+        with transaction.atomic():  # a savepoint: a racing creator leaves us a usable transaction
+            Fabric.objects.get_or_create(name=name)
+    except IntegrityError:
+        pass  # another upload created it between our look-up and insert
+    return Fabric.objects.select_for_update().get(name=name)
+
+
 @transaction.atomic
 def snapshot_create(
-    *, fabric_name: str, spec: FabricSpec, source_name: str, source_format: str, checksum: str, user=None
+    *,
+    fabric_name: str,
+    spec: FabricSpec,
+    source_name: str,
+    source_format: str,
+    checksum: str,
+    role: SnapshotRole = SnapshotRole.DISCOVERED,
+    user=None,
 ) -> Snapshot:
     """Store `spec` as the next version of the named fabric (created on first use)."""
     spec.validate()
-    fabric, _ = Fabric.objects.get_or_create(name=fabric_name)
-    # Lock the fabric row so that two uploads at once get distinct versions.
-    fabric = Fabric.objects.select_for_update().get(pk=fabric.pk)
+    fabric = fabric_get_or_create_locked(fabric_name)
     last = fabric.snapshots.order_by("-version").values_list("version", flat=True).first() or 0
-    kinds = [node.kind for node in spec.nodes]
+    summary = fabric_summary(spec)
     snapshot = Snapshot.objects.create(
         fabric=fabric,
         version=last + 1,
+        role=role,
         source_name=source_name[:255],
-        source_format=source_format,
+        source_format=source_format[:64],
         checksum=checksum,
         attrs=spec.attrs.to_plain(),
+        summary=summary,
         node_count=len(spec.nodes),
-        card_count=kinds.count("card"),
-        switch_count=kinds.count("switch"),
+        card_count=summary["nodes_by_kind"].get("card", 0),
+        switch_count=summary["nodes_by_kind"].get("switch", 0),
         link_count=len(spec.links),
         created_by=user,
     )
@@ -74,24 +111,87 @@ def snapshot_create(
         ),
         batch_size=BULK_BATCH,
     )
+    transaction.on_commit(lambda: fabric_broadcast_snapshot(snapshot))
     return snapshot
 
 
-def snapshot_import(*, fabric_name: str, data: bytes, source_name: str, fmt: str | None = None, user=None) -> Snapshot:
-    """Parse an uploaded file and store it as a new snapshot.
+def source_files_from_uploads(uploads) -> list[SourceFile]:
+    """Read Django UploadedFiles, refusing any over the size limit before reading a byte of it."""
+    limit = settings.TWIN_MAX_UPLOAD_BYTES
+    too_large = [f"{upload.name} ({upload.size:,} bytes)" for upload in uploads if upload.size > limit]
+    if too_large:
+        raise ApplicationError(
+            f"Larger than the {limit:,}-byte limit (TWIN_MAX_UPLOAD_BYTES): {', '.join(too_large)}.",
+            extra={"limit_bytes": limit},
+        )
+    return [SourceFile(name=upload.name, data=upload.read()) for upload in uploads]
 
-    Raises `twin.ingest.IngestError` (with file, line and what was expected) before anything
-    is written when the file is not valid.
+
+def decode_text(source: SourceFile) -> str:
+    """UTF-8 text of an upload, or an IngestError saying why it is not."""
+    if not source.data.strip():
+        raise IngestError("the file is empty", source=source.name, expected="a topology file")
+    if b"\x00" in source.data[:65536]:
+        raise IngestError("this is a binary file", source=source.name, expected="a text file (a topology dump, XML, JSON, YAML or CSV)")
+    try:
+        return source.data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = source.data[: error.start].count(b"\n") + 1
+        raise IngestError(
+            f"byte 0x{source.data[error.start]:02x} at offset {error.start} is not UTF-8",
+            source=source.name,
+            line=line,
+            expected="UTF-8 text (convert the file, e.g. with iconv -t UTF-8)",
+        ) from None
+
+
+def snapshot_import(
+    *,
+    fabric_name: str,
+    files: Sequence[SourceFile],
+    fmt: str | None = None,
+    options: ParseOptions = ParseOptions(),
+    role: SnapshotRole = SnapshotRole.DISCOVERED,
+    user=None,
+) -> Snapshot:
+    """Parse uploaded files (several files describing one fabric are merged) and store them as
+    the fabric's next snapshot.
+
+    Every file is read before anything is written; if any cannot be read, UploadRejected lists
+    the problems of each file and nothing is stored.
     """
-    text = data.decode("utf-8-sig", errors="replace")
-    # Without a detected format, parse_fabric raises an IngestError naming the known ones.
-    format_name = fmt or detect_format(text)
-    spec = parse_fabric(text, source_name=source_name, format=format_name)
+    if not files:
+        raise ApplicationError("No file was uploaded.")
+    parsed: list[tuple[str, str, FabricSpec]] = []
+    failures: list[IngestError] = []
+    for source in files:
+        try:
+            text = decode_text(source)
+            # Without a detected format, parse_fabric raises an IngestError naming the known ones.
+            format_name = fmt or detect_format(text)
+            parsed.append((source.name, format_name, parse_fabric(text, source_name=source.name, format=format_name, options=options)))
+        except IngestError as error:
+            failures.append(error)
+    if failures:
+        raise UploadRejected(
+            "; ".join(str(error) for error in failures),
+            extra={"files": [error.as_dict() for error in failures]},
+        )
+    if len(parsed) == 1:
+        _, format_name, spec = parsed[0]
+    else:
+        try:
+            spec = merge_fabrics([(name, spec) for name, _, spec in parsed], name=fabric_name or parsed[0][2].name)
+        except IngestError as error:
+            raise UploadRejected(str(error), extra={"files": [error.as_dict()]}) from error
+        format_name = "+".join(sorted({format_name for _, format_name, _ in parsed}))
+    checksum = hashlib.sha256(b"".join(hashlib.sha256(source.data).digest() for source in files)).hexdigest()
     return snapshot_create(
         fabric_name=fabric_name or spec.name,
         spec=spec,
-        source_name=source_name,
+        source_name=", ".join(source.name for source in files),
         source_format=format_name,
-        checksum=hashlib.sha256(data).hexdigest(),
+        checksum=checksum,
+        role=role,
         user=user,
     )

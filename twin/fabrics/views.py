@@ -1,19 +1,24 @@
-"""Pages for fabrics and snapshots."""
+"""Pages for fabrics, snapshots, uploads and diffs."""
 from django.contrib import messages
+from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
 from twin.accounts.decorators import role_required
 from twin.accounts.models import Role
-from twin.ingest import IngestError
+from twin.common.errors import ApplicationError
+from twin.ingest import ParseOptions
 
 from .forms import SnapshotUploadForm
-from .models import Fabric
-from .selectors import fabric_list
-from .services import snapshot_import
+from .models import Fabric, SnapshotRole
+from .selectors import fabric_list, snapshot_diff
+from .services import UploadRejected, snapshot_import, source_files_from_uploads
 
-__all__ = ("fabric_list_page", "fabric_page", "upload_page")
+__all__ = ("fabric_list_page", "fabric_page", "upload_page", "diff_page")
+
+DIFF_PAGE_FINDINGS = 500  # the page stays light; the CSV punch list has every finding
 
 
 def fabric_list_page(request):
@@ -22,10 +27,11 @@ def fabric_list_page(request):
 
 def fabric_page(request, fabric_id: int):
     fabric = get_object_or_404(Fabric, pk=fabric_id)
-    snapshots = list(fabric.snapshots.order_by("-version"))
+    snapshots = list(fabric.snapshots.select_related("created_by").order_by("-version"))
+    discovered = [s for s in snapshots if s.role == SnapshotRole.DISCOVERED]
     wanted = request.GET.get("snapshot", "")
-    snapshot = next((s for s in snapshots if str(s.pk) == wanted), snapshots[0] if snapshots else None)
-    runs = snapshot.runs.order_by("-created_at")[:10] if snapshot else []
+    snapshot = next((s for s in snapshots if str(s.pk) == wanted), discovered[0] if discovered else None)
+    runs = snapshot.runs.select_related("created_by").order_by("-created_at")[:10] if snapshot else []
     return render(
         request,
         "fabrics/fabric_detail.html",
@@ -36,23 +42,53 @@ def fabric_page(request, fabric_id: int):
 @role_required(Role.OPERATOR)
 @require_http_methods(["GET", "POST"])
 def upload_page(request):
+    """The upload form. Scripts in the page post it with fetch (for the progress bar) and
+    get JSON back; without scripts it is a plain form that redirects or re-renders."""
     form = SnapshotUploadForm(request.POST or None, request.FILES or None)
-    status = 200
+    wants_json = "application/json" in request.headers.get("Accept", "")
     if request.method == "POST":
+        problems = None
         if form.is_valid():
-            file = form.cleaned_data["file"]
+            given = form.cleaned_data
             try:
                 snapshot = snapshot_import(
-                    fabric_name=form.cleaned_data["fabric"],
-                    data=file.read(),
-                    source_name=file.name,
-                    fmt=form.cleaned_data["format"] or None,
+                    fabric_name=given["fabric"],
+                    files=source_files_from_uploads(given["file"]),
+                    fmt=given["format"] or None,
+                    options=ParseOptions(default_bandwidth_gbps=given["default_bandwidth_gbps"], default_latency_ns=given["default_latency_ns"]),
+                    role=SnapshotRole(given["role"] or SnapshotRole.DISCOVERED),
                     user=request.user,
                 )
-            except IngestError as error:
-                form.add_error("file", str(error))
+            except UploadRejected as rejected:
+                problems = rejected.extra["files"]
+                form.add_error("file", rejected.message)
+            except ApplicationError as error:
+                form.add_error("file", error.message)
             else:
+                url = reverse("fabric-detail", args=[snapshot.fabric_id]) + f"?snapshot={snapshot.pk}"
+                if wants_json:
+                    return JsonResponse({"url": url, "snapshot": snapshot.pk, "version": snapshot.version, "format": snapshot.source_format, "summary": snapshot.summary}, status=201)
                 messages.success(request, _("Snapshot v%(version)s of %(fabric)s stored.") % {"version": snapshot.version, "fabric": snapshot.fabric.name})
-                return redirect("fabric-detail", fabric_id=snapshot.fabric_id)
-        status = 400
-    return render(request, "fabrics/upload.html", {"form": form}, status=status)
+                return redirect(url)
+        if wants_json:
+            return JsonResponse({"detail": " ".join(e for errors in form.errors.values() for e in errors), "errors": form.errors, "files": problems or []}, status=400)
+        return render(request, "fabrics/upload.html", {"form": form, "problems": problems}, status=400)
+    return render(request, "fabrics/upload.html", {"form": form})
+
+
+def diff_page(request, fabric_id: int):
+    """Compare two snapshots of a fabric (or a discovery against a plan)."""
+    fabric = get_object_or_404(Fabric, pk=fabric_id)
+    snapshots = list(fabric.snapshots.order_by("-version"))
+    by_id = {str(s.pk): s for s in snapshots}
+    expected, found = by_id.get(request.GET.get("expected", "")), by_id.get(request.GET.get("found", ""))
+    report = snapshot_diff(expected=expected, found=found).as_plain() if expected and found else None
+    findings = report["findings"][:DIFF_PAGE_FINDINGS] if report else []
+    return render(
+        request,
+        "fabrics/diff.html",
+        {
+            "fabric": fabric, "snapshots": snapshots, "expected": expected, "found": found, "report": report,
+            "findings": findings, "hidden_findings": len(report["findings"]) - len(findings) if report else 0,
+        },
+    )

@@ -4,16 +4,14 @@ import logging
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
+from twin.common.websocket import CLOSE_LAYER_UNAVAILABLE, CLOSE_NOT_FOUND, CLOSE_UNAUTHENTICATED
+
 from .models import Run
 from .realtime import run_group, run_state_payload
 
 __all__ = ("RunConsumer",)
 
 log = logging.getLogger(__name__)
-
-CLOSE_UNAUTHENTICATED = 4401
-CLOSE_NOT_FOUND = 4404
-CLOSE_LAYER_UNAVAILABLE = 4503
 
 
 class RunConsumer(AsyncJsonWebsocketConsumer):

@@ -43,11 +43,16 @@ function isKnownKind(kind: string): kind is NodeKind {
   return Object.hasOwn(KIND_LABELS, kind);
 }
 
+/** A node kind's translated name; kinds this frontend does not know are shown as sent. */
+export function kindLabel(kind: string, t: Translate): string {
+  return isKnownKind(kind) ? t(KIND_LABELS[kind]) : kind;
+}
+
 /** Label/value lines under the node's name in the hover tooltip. */
 export function tooltipFields(node: FabricNode, degree: number, t: Translate): [string, string][] {
   const none = t("map.tooltip.none");
   return [
-    [t("map.tooltip.kind"), isKnownKind(node.kind) ? t(KIND_LABELS[node.kind]) : node.kind],
+    [t("map.tooltip.kind"), kindLabel(node.kind, t)],
     [t("map.tooltip.tier"), node.tier === null ? none : t(ROW_LABELS[node.tier])],
     [t("map.tooltip.host"), node.host ?? none],
     [t("map.tooltip.degree"), String(degree)],

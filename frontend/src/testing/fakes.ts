@@ -1,8 +1,9 @@
 // Test doubles for the injectable seams: timers and sockets. Nothing here is
 // bundled; only tests import it.
 
-import type { OpenSocket, SocketHandlers } from "../runFeed";
+import type { OpenSocket, SocketHandlers } from "../reconnectingSocket";
 import type { Timers } from "../timers";
+import type { XhrHandler, XhrLike } from "../upload/sendForm";
 
 interface PendingTimer {
   readonly handle: number;
@@ -76,8 +77,80 @@ export class FakeWebSocket {
     this.handlers.onMessage(typeof message === "string" ? message : JSON.stringify(message));
   }
 
-  serverDrops(): void {
-    this.handlers.onClose();
+  /** The connection ends; 1006 is what a browser reports when it just died. */
+  serverDrops(code = 1006): void {
+    this.handlers.onClose(code);
+  }
+}
+
+/** Stands in for XMLHttpRequest: records the request; tests play the upload and the answer. */
+export class FakeXhr implements XhrLike {
+  static instances: FakeXhr[] = [];
+  method = "";
+  url = "";
+  readonly headers: Record<string, string> = {};
+  body: FormData | null = null;
+  status = 0;
+  responseText = "";
+  readonly upload: { onprogress: XhrHandler; onload: XhrHandler } = { onprogress: null, onload: null };
+  onload: XhrHandler = null;
+  onerror: XhrHandler = null;
+  onabort: XhrHandler = null;
+  ontimeout: XhrHandler = null;
+
+  static readonly create = (): FakeXhr => {
+    const xhr = new FakeXhr();
+    FakeXhr.instances.push(xhr);
+    return xhr;
+  };
+
+  static reset(): void {
+    FakeXhr.instances = [];
+  }
+
+  static latest(): FakeXhr {
+    const xhr = FakeXhr.instances.at(-1);
+    if (xhr === undefined) {
+      throw new Error("no request sent");
+    }
+    return xhr;
+  }
+
+  open(method: string, url: string): void {
+    this.method = method;
+    this.url = url;
+  }
+
+  setRequestHeader(name: string, value: string): void {
+    this.headers[name] = value;
+  }
+
+  send(body: FormData): void {
+    this.body = body;
+  }
+
+  private static event(type: string, loaded = 0, total = 0, lengthComputable = true): ProgressEvent {
+    return { type, loaded, total, lengthComputable } as ProgressEvent;
+  }
+
+  uploadProgress(loaded: number, total: number, lengthComputable = true): void {
+    this.upload.onprogress?.(FakeXhr.event("progress", loaded, total, lengthComputable));
+  }
+
+  uploadDone(): void {
+    this.upload.onload?.(FakeXhr.event("load"));
+  }
+
+  /** The server answers; `body` is sent as JSON unless it is already a string. */
+  respond(status: number, body: unknown): void {
+    this.status = status;
+    this.responseText = typeof body === "string" ? body : JSON.stringify(body);
+    this.onload?.(FakeXhr.event("load"));
+  }
+
+  fail(type: "error" | "abort" | "timeout" = "error"): void {
+    const handler = { error: this.onerror, abort: this.onabort, timeout: this.ontimeout }[type];
+    handler?.(FakeXhr.event(type));
   }
 }
 

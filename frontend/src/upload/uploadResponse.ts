@@ -1,0 +1,169 @@
+// The upload page's JSON answers, parsed defensively, and where a rejection's
+// problems belong in the form. Pure: no DOM access.
+
+/** A label and its count, in the order the server sent them. */
+export type Count = readonly [label: string, count: number];
+
+export interface UploadSummary {
+  readonly nodes: number;
+  readonly links: number;
+  readonly nodesByKind: readonly Count[];
+  readonly linksByState: readonly Count[];
+  readonly linksBySpeed: readonly Count[];
+  readonly warnings: readonly string[];
+}
+
+/** 201: the snapshot the upload created. */
+export interface StoredUpload {
+  readonly url: string;
+  readonly snapshot: number;
+  readonly version: number;
+  readonly format: string;
+  readonly summary: UploadSummary;
+}
+
+/** One file's problems; `source` is the file name (null when the problem is not one file's). */
+export interface FileProblems {
+  readonly source: string | null;
+  readonly problems: readonly string[];
+  readonly truncated: boolean;
+}
+
+/** 400: nothing was stored, and why. */
+export interface UploadRejection {
+  readonly detail: string | null;
+  /** Form field name (or "__all__") with its messages. */
+  readonly fieldErrors: readonly (readonly [field: string, messages: readonly string[]])[];
+  readonly files: readonly FileProblems[];
+}
+
+type Json = Record<string, unknown>;
+
+function asObject(value: unknown): Json | null {
+  return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Json) : null;
+}
+
+function asCounts(value: unknown): Count[] {
+  return Object.entries(asObject(value) ?? {}).flatMap(([label, count]): Count[] =>
+    typeof count === "number" && Number.isFinite(count) ? [[label, count]] : [],
+  );
+}
+
+function asCount(value: unknown): number {
+  return typeof value === "number" && Number.isFinite(value) ? value : 0;
+}
+
+function asStrings(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((item): item is string => typeof item === "string" && item !== "") : [];
+}
+
+function asText(value: unknown): string | null {
+  return typeof value === "string" && value !== "" ? value : null;
+}
+
+export function parseStoredUpload(body: unknown): StoredUpload | null {
+  const json = asObject(body);
+  if (json === null) {
+    return null;
+  }
+  const { url, snapshot, version, format } = json;
+  if (typeof url !== "string" || url === "" || !Number.isInteger(snapshot) || !Number.isInteger(version)) {
+    return null;
+  }
+  const summary = asObject(json["summary"]) ?? {};
+  return {
+    url,
+    snapshot: snapshot as number,
+    version: version as number,
+    format: typeof format === "string" ? format : "",
+    summary: {
+      nodes: asCount(summary["nodes"]),
+      links: asCount(summary["links"]),
+      nodesByKind: asCounts(summary["nodes_by_kind"]),
+      linksByState: asCounts(summary["links_by_state"]),
+      linksBySpeed: asCounts(summary["links_by_speed"]),
+      warnings: asStrings(summary["warnings"]),
+    },
+  };
+}
+
+function parseFileProblems(value: unknown): FileProblems | null {
+  const json = asObject(value);
+  if (json === null) {
+    return null;
+  }
+  const problems = (Array.isArray(json["problems"]) ? json["problems"] : []).flatMap((problem: unknown) => {
+    const text = asText(asObject(problem)?.["detail"]);
+    return text === null ? [] : [text];
+  });
+  // Every IngestError carries at least one problem; fall back to its sentence all the same.
+  const detail = asText(json["detail"]);
+  if (problems.length === 0 && detail !== null) {
+    problems.push(detail);
+  }
+  if (problems.length === 0) {
+    return null;
+  }
+  return { source: asText(json["source"]), problems, truncated: json["truncated"] === true };
+}
+
+/** The 400 body, or null when it has none of the expected parts (then only a status is known). */
+export function parseUploadRejection(body: unknown): UploadRejection | null {
+  const json = asObject(body);
+  if (json === null) {
+    return null;
+  }
+  const fieldErrors = Object.entries(asObject(json["errors"]) ?? {}).flatMap(
+    ([field, messages]): [string, string[]][] => {
+      const texts = asStrings(messages);
+      return texts.length === 0 ? [] : [[field, texts]];
+    },
+  );
+  const files = (Array.isArray(json["files"]) ? json["files"] : []).flatMap((file: unknown) => {
+    const parsed = parseFileProblems(file);
+    return parsed === null ? [] : [parsed];
+  });
+  const detail = asText(json["detail"]);
+  if (fieldErrors.length === 0 && files.length === 0 && detail === null) {
+    return null;
+  }
+  return { detail, fieldErrors, files };
+}
+
+export interface RejectionPlacement {
+  /** Problems to show under the file list entry of that name. */
+  readonly byFile: ReadonlyMap<string, readonly FileProblems[]>;
+  /** Problems of no listed file (merge conflicts, unknown names): shown above the result. */
+  readonly unmatchedFiles: readonly FileProblems[];
+  /** Messages to show after the input of that name. */
+  readonly byField: ReadonlyMap<string, readonly string[]>;
+  /** Non-field errors and errors of fields the form does not have. */
+  readonly unplaced: readonly string[];
+}
+
+/** Decides where each part of a rejection goes, given the listed file names and the form's field names. */
+export function placeRejection(
+  rejection: UploadRejection,
+  fileNames: ReadonlySet<string>,
+  fieldNames: ReadonlySet<string>,
+): RejectionPlacement {
+  const byFile = new Map<string, FileProblems[]>();
+  const unmatchedFiles: FileProblems[] = [];
+  for (const file of rejection.files) {
+    if (file.source !== null && fileNames.has(file.source)) {
+      byFile.set(file.source, [...(byFile.get(file.source) ?? []), file]);
+    } else {
+      unmatchedFiles.push(file);
+    }
+  }
+  const byField = new Map<string, string[]>();
+  const unplaced: string[] = [];
+  for (const [field, messages] of rejection.fieldErrors) {
+    if (fieldNames.has(field)) {
+      byField.set(field, [...messages]);
+    } else {
+      unplaced.push(...messages);
+    }
+  }
+  return { byFile, unmatchedFiles, byField, unplaced };
+}

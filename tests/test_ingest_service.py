@@ -1,0 +1,184 @@
+"""Uploads through the service, API, page and CLI: many files, clear errors, nothing half-written,
+concurrent uploads, plans, exports, and the news pushed to viewers."""
+import io
+import json
+import threading
+
+import pytest
+from asgiref.sync import async_to_sync
+from channels.testing import WebsocketCommunicator
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import CommandError, call_command
+from django.db import connection
+from django.test import Client, override_settings
+
+from twin.accounts.models import Role
+from twin.fabrics.models import Fabric, Link, Node, Snapshot, SnapshotRole
+from twin.fabrics.services import SourceFile, UploadRejected, snapshot_import
+from twin.ingest import export_canonical
+from twin.simcore.generate import supernode
+
+pytestmark = pytest.mark.django_db
+
+
+def canonical(cards: int = 32, radix: int = 8, name: str = "lab") -> bytes:
+    return export_canonical(supernode(cards=cards, switch_radix=radix, name=name)).encode()
+
+
+def upload(client, *files: tuple[str, bytes], **fields):
+    return client.post("/api/snapshots/", {"file": [SimpleUploadedFile(name, data) for name, data in files], **fields})
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"", "the file is empty"),
+        (b"   \n\n", "the file is empty"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "binary file"),
+        ("format: twin-fabric\nname: é\n".encode("latin-1"), "is not UTF-8"),
+        (canonical()[:700], "malformed JSON"),
+    ],
+    ids=["empty", "blank", "binary", "latin-1", "truncated"],
+)
+def test_unreadable_files_are_refused_with_a_reason(operator_client, data, message):
+    response = upload(operator_client, ("bad.json", data))
+    assert response.status_code == 400
+    body = response.json()
+    assert message in body["detail"] and body["files"][0]["source"] == "bad.json"
+    assert Snapshot.objects.count() == 0
+
+
+def test_every_bad_file_is_reported_and_nothing_is_stored(operator_client):
+    broken = json.loads(canonical())
+    broken["links"][0]["b"] = "ghost"
+    response = upload(operator_client, ("good.json", canonical()), ("one.json", b""), ("two.json", json.dumps(broken, indent=1).encode()))
+    assert response.status_code == 400
+    files = response.json()["files"]
+    assert [file["source"] for file in files] == ["one.json", "two.json"]
+    assert files[1]["problems"][0]["line"] is not None
+    assert Fabric.objects.count() == 0 and Node.objects.count() == 0
+
+
+def test_size_limit_is_checked_before_parsing(operator_client):
+    with override_settings(TWIN_MAX_UPLOAD_BYTES=100):
+        response = upload(operator_client, ("big.json", canonical()))
+    assert response.status_code == 400
+    assert "100-byte limit" in response.json()["detail"] and response.json()["limit_bytes"] == 100
+    assert Snapshot.objects.count() == 0
+
+
+def test_upload_options_and_plan_role(operator_client):
+    response = upload(operator_client, ("plan.json", canonical()), role="plan", fabric="lab")
+    assert response.status_code == 201 and response.json()["role"] == "plan"
+    snapshot = Snapshot.objects.get()
+    assert snapshot.role == SnapshotRole.PLAN and snapshot.summary["nodes_by_kind"]["card"] == 32
+    assert snapshot.fabric.latest_snapshot() is None  # a plan is not what the fabric looks like
+    response = upload(operator_client, ("x.json", canonical()), default_bandwidth_gbps="-5")
+    assert response.status_code == 400 and "default_bandwidth_gbps" in response.json()
+
+
+def test_snapshot_list_and_graphml_export(operator_client):
+    upload(operator_client, ("a.json", canonical()))
+    upload(operator_client, ("b.json", canonical()), fabric="lab")
+    fabric = Fabric.objects.get(name="lab")
+    listing = operator_client.get(f"/api/fabrics/{fabric.pk}/snapshots/").json()
+    assert [s["version"] for s in listing["results"]] == [2, 1]
+    snapshot = fabric.latest_snapshot()
+    graphml = operator_client.get(f"/api/snapshots/{snapshot.pk}/export/?format=graphml")
+    assert graphml.status_code == 200 and graphml["Content-Type"].startswith("application/graphml+xml")
+    import networkx as nx
+
+    graph = nx.read_graphml(io.BytesIO(graphml.content))
+    assert graph.number_of_nodes() == snapshot.node_count
+    assert operator_client.get(f"/api/snapshots/{snapshot.pk}/export/?format=pdf").status_code == 400
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_uploads_to_one_fabric_get_distinct_versions(make_user):
+    if connection.vendor != "postgresql":
+        pytest.skip("row locks need PostgreSQL; SQLite serialises writers itself")
+    errors = []
+
+    def one_upload():
+        try:
+            snapshot_import(fabric_name="raced", files=[SourceFile("f.json", canonical())])
+        except Exception as error:  # noqa: BLE001 - reported below
+            errors.append(error)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=one_upload) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert sorted(Snapshot.objects.filter(fabric__name="raced").values_list("version", flat=True)) == [1, 2, 3, 4]
+    assert Fabric.objects.filter(name="raced").count() == 1
+
+
+def test_cli_ingest_prints_json_and_fails_cleanly(tmp_path, capsys):
+    good = tmp_path / "fabric.json"
+    good.write_bytes(canonical())
+    call_command("ingest", str(good), "--fabric", "cli-lab", "--json")
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["fabric"] == "cli-lab" and printed["snapshot"] == 1 and printed["format"] == "twin-fabric"
+    assert printed["nodes"]["card"] == 32 and printed["links"] == Link.objects.count()
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(b'{"format": "twin-fabric",\n "version": 9}')
+    with pytest.raises(CommandError, match="nothing was stored"):
+        call_command("ingest", str(bad), "--fabric", "cli-lab")
+    assert "bad.json line 2" in capsys.readouterr().err
+    assert Snapshot.objects.count() == 1
+
+
+def test_cli_export_round_trips(tmp_path, capsys):
+    source = tmp_path / "fabric.json"
+    source.write_bytes(canonical())
+    call_command("ingest", str(source), "--fabric", "round")
+    capsys.readouterr()
+    call_command("export", "--fabric", "round", "--format", "json")
+    assert capsys.readouterr().out == canonical().decode().replace('"name": "lab"', '"name": "round"')
+
+
+@pytest.mark.django_db(transaction=True)
+def test_viewers_of_a_fabric_hear_about_new_snapshots(make_user):
+    from tests.test_consumers import session_headers
+    from twin.asgi import application
+
+    first = snapshot_import(fabric_name="watched", files=[SourceFile("v1.json", canonical())])
+    headers = session_headers(make_user(Role.VIEWER))
+
+    async def scenario():
+        from channels.db import database_sync_to_async
+
+        communicator = WebsocketCommunicator(application, f"/ws/fabrics/{first.fabric_id}/", headers=headers)
+        connected, _ = await communicator.connect()
+        assert connected
+        await database_sync_to_async(snapshot_import)(fabric_name="watched", files=[SourceFile("v2.json", canonical())])
+        message = json.loads(await communicator.receive_from(timeout=5))
+        assert message["type"] == "fabric.snapshot"
+        assert message["snapshot"]["version"] == 2 and message["snapshot"]["source_name"] == "v2.json"
+        assert message["snapshot"]["summary"]["nodes_by_kind"]["card"] == 32
+        await communicator.disconnect()
+
+    async_to_sync(scenario)()
+
+
+def test_upload_page_lists_each_files_problems(operator_client):
+    response = operator_client.post(
+        "/upload/",
+        {"file": [SimpleUploadedFile("a.json", b""), SimpleUploadedFile("b.json", b"\x00\x01")], "fabric": "", "format": "", "role": "discovered"},
+    )
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert "a.json: the file is empty" in page and "b.json: this is a binary file" in page
+
+
+def test_upload_page_answers_json_for_scripts(operator_client):
+    response = operator_client.post(
+        "/upload/", {"file": [SimpleUploadedFile("f.json", canonical())], "fabric": "", "format": "", "role": "discovered"}, HTTP_ACCEPT="application/json"
+    )
+    assert response.status_code == 201
+    body = response.json()
+    assert body["format"] == "twin-fabric" and body["url"].startswith("/fabrics/") and body["summary"]["nodes_by_kind"]["card"] == 32

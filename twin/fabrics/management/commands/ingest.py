@@ -1,0 +1,67 @@
+"""Ingest topology files from the command line (for automation): one snapshot from all PATHs."""
+import json
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from twin.common.errors import ApplicationError
+from twin.ingest import ParseOptions
+from twin.fabrics.models import SnapshotRole
+from twin.fabrics.services import SourceFile, UploadRejected, snapshot_import
+
+
+class Command(BaseCommand):
+    help = "Read topology files (merged when several) into the next snapshot of a fabric."
+
+    def add_arguments(self, parser):
+        parser.add_argument("paths", nargs="+", metavar="PATH")
+        parser.add_argument("--fabric", required=True, help="Fabric name (created if new)")
+        parser.add_argument("--format", dest="fmt", help="Parser for every file (default: detected per file)")
+        parser.add_argument("--plan", action="store_true", help="The files are a cabling plan, not a discovery")
+        parser.add_argument("--default-bandwidth-gbps", type=float, help="For formats that carry no bandwidth")
+        parser.add_argument("--default-latency-ns", type=float, help="For formats that carry no latency")
+        parser.add_argument("--json", action="store_true", dest="as_json", help="Print one JSON object")
+
+    def handle(self, *args, paths, fabric, fmt, plan, default_bandwidth_gbps, default_latency_ns, as_json, **options):
+        files = []
+        for path in map(Path, paths):
+            if not path.is_file():
+                raise CommandError(f"{path}: no such file")
+            files.append(SourceFile(name=path.name, data=path.read_bytes()))
+        try:
+            snapshot = snapshot_import(
+                fabric_name=fabric,
+                files=files,
+                fmt=fmt,
+                options=ParseOptions(default_bandwidth_gbps=default_bandwidth_gbps, default_latency_ns=default_latency_ns),
+                role=SnapshotRole.PLAN if plan else SnapshotRole.DISCOVERED,
+            )
+        except UploadRejected as rejected:
+            if as_json:
+                self.stdout.write(json.dumps({"error": rejected.message, "files": rejected.extra["files"]}, indent=2))
+            else:
+                for file in rejected.extra["files"]:
+                    for problem in file["problems"]:
+                        self.stderr.write(problem["detail"])
+            raise CommandError(f"nothing was stored: {len(rejected.extra['files'])} file(s) could not be read")
+        except ApplicationError as error:
+            raise CommandError(error.message) from error
+        summary = snapshot.summary
+        if as_json:
+            self.stdout.write(json.dumps({
+                "fabric": snapshot.fabric.name,
+                "snapshot": snapshot.version,
+                "snapshot_id": snapshot.pk,
+                "role": snapshot.role,
+                "format": snapshot.source_format,
+                "nodes": summary["nodes_by_kind"],
+                "links": summary["links"],
+                "links_by_state": summary["links_by_state"],
+                "links_by_speed": summary["links_by_speed"],
+                "warnings": summary["warnings"],
+            }, indent=2))
+            return
+        kinds = ", ".join(f"{count} {kind}" for kind, count in summary["nodes_by_kind"].items())
+        self.stdout.write(self.style.SUCCESS(f"{snapshot.fabric.name} v{snapshot.version} ({snapshot.get_role_display().lower()}, {snapshot.source_format}): {kinds}; {summary['links']} links"))
+        for warning in summary["warnings"]:
+            self.stdout.write(self.style.WARNING(f"  warning: {warning}"))

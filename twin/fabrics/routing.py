@@ -1,0 +1,7 @@
+from django.urls import path
+
+from .consumers import FabricConsumer
+
+websocket_urlpatterns = [
+    path("ws/fabrics/<int:fabric_id>/", FabricConsumer.as_asgi()),
+]

@@ -1,0 +1,185 @@
+"""Host names: Slurm hostlist expansion, and the short form that host node ids use.
+
+Slurm writes sets of hosts as *hostlists*: ``node[001-128]``, ``node0[5-8]``,
+``gpu-r04-n[01-02],gpu-r04-n04,gpu-spare1``, ``rack[1-4]_n[01-08]``. The
+grammar follows ``src/common/hostlist.c`` of Slurm:
+
+- items are separated by commas outside brackets;
+- a bracket holds comma-separated numbers ``N`` or ranges ``N-M``;
+- the width of the lower bound sets the zero padding: ``[08-10]`` gives
+  ``08 09 10``, ``[8-10]`` gives ``8 9 10``;
+- an item may hold several brackets; the first one varies slowest.
+
+Host identity across formats (Slurm NodeNames, LLDP system names, cabling
+plans, file names) uses the short, lower-case name: ``Node01.cluster.local``
+is the host ``node01``, whose node id is ``host:node01``.
+"""
+
+from __future__ import annotations
+
+import re
+from itertools import product
+from pathlib import PurePath
+
+__all__ = [
+    "DEFAULT_HOST",
+    "MAX_HOSTLIST_SIZE",
+    "HostlistError",
+    "expand_hostlist",
+    "host_from_source_name",
+    "host_node_id",
+    "short_host_name",
+    "source_host",
+]
+
+# The host of a single-host capture whose file name names none.
+DEFAULT_HOST = "host"
+# Enough for any real cluster; stops "node[0-999999999]" from eating the memory.
+MAX_HOSTLIST_SIZE = 65_536
+
+_RANGE = re.compile(r"(\d+)(?:-(\d+))?")
+# A host-name label (RFC 1123) that starts with a letter and ends with a digit:
+# "node01", "gpu-r03-n01", "srv1101"; not "8xH100", "topo", "nvidia-smi".
+_NUMBERED_HOST = re.compile(r"[A-Za-z](?:[A-Za-z0-9-]{0,61}[0-9])?")
+
+
+class HostlistError(ValueError):
+    """A hostlist that Slurm would not accept; the message says what and where."""
+
+
+def expand_hostlist(hostlist: str) -> tuple[str, ...]:
+    """Every host name of a Slurm hostlist, in Slurm's order (duplicates kept).
+
+    >>> expand_hostlist("node[01-03],gpu-spare1")
+    ('node01', 'node02', 'node03', 'gpu-spare1')
+    >>> expand_hostlist("node0[5-6]")
+    ('node05', 'node06')
+    >>> expand_hostlist("r[1-2]n[1,3]")
+    ('r1n1', 'r1n3', 'r2n1', 'r2n3')
+
+    Raises ``HostlistError`` for a malformed list or one of more than
+    ``MAX_HOSTLIST_SIZE`` hosts.
+    """
+    text = hostlist.strip()
+    if not text:
+        raise HostlistError("empty hostlist")
+    if any(character.isspace() for character in text):
+        raise HostlistError(f"whitespace inside hostlist {text!r}")
+    hosts: list[str] = []
+    for item in _split_items(text):
+        if item:  # Slurm ignores empty items ("a,,b", a trailing comma)
+            hosts.extend(_expand_item(item))
+            if len(hosts) > MAX_HOSTLIST_SIZE:
+                raise HostlistError(f"hostlist {text!r} names more than {MAX_HOSTLIST_SIZE:,} hosts")
+    if not hosts:
+        raise HostlistError(f"hostlist {text!r} names no host")
+    return tuple(hosts)
+
+
+def _split_items(text: str) -> list[str]:
+    """Split on commas outside brackets, checking that brackets pair up and do not nest."""
+    items, start, open_at = [], 0, None
+    for position, character in enumerate(text):
+        if character == "[":
+            if open_at is not None:
+                raise HostlistError(f"nested '[' at character {position + 1} of {text!r}")
+            open_at = position
+        elif character == "]":
+            if open_at is None:
+                raise HostlistError(f"']' without '[' at character {position + 1} of {text!r}")
+            open_at = None
+        elif character == "," and open_at is None:
+            items.append(text[start:position])
+            start = position + 1
+    if open_at is not None:
+        raise HostlistError(f"'[' at character {open_at + 1} of {text!r} is never closed")
+    items.append(text[start:])
+    return items
+
+
+def _expand_item(item: str) -> list[str]:
+    # "rack[1-2]_n[01-02]" splits into ["rack", "1-2", "_n", "01-02", ""].
+    parts = re.split(r"\[([^\]]*)\]", item)
+    literals, brackets = parts[0::2], parts[1::2]
+    choices = [_expand_bracket(bracket, item) for bracket in brackets]
+    size = 1
+    for values in choices:
+        size *= len(values)
+    if size > MAX_HOSTLIST_SIZE:
+        raise HostlistError(f"{item!r} names more than {MAX_HOSTLIST_SIZE:,} hosts")
+    return [
+        "".join(literal + value for literal, value in zip(literals, (*values, "")))
+        for values in product(*choices)
+    ]
+
+
+def _expand_bracket(bracket: str, item: str) -> list[str]:
+    values: list[str] = []
+    for term in bracket.split(","):
+        match = _RANGE.fullmatch(term)
+        if match is None:
+            raise HostlistError(
+                f"bad range {term!r} in {item!r}: expected N or N-M with digits, e.g. [001-128] or [1,3,5-8]"
+            )
+        low_text, high_text = match.group(1), match.group(2) or match.group(1)
+        low, high = int(low_text), int(high_text)
+        if low > high:
+            raise HostlistError(f"range {term!r} in {item!r} runs backwards")
+        if high - low + 1 > MAX_HOSTLIST_SIZE:
+            raise HostlistError(f"range {term!r} in {item!r} names more than {MAX_HOSTLIST_SIZE:,} hosts")
+        width = len(low_text)  # Slurm pads to the width of the lower bound
+        values.extend(f"{number:0{width}d}" for number in range(low, high + 1))
+    return values
+
+
+def short_host_name(name: str) -> str:
+    """The host part of a name, lower case, without the DNS domain.
+
+    >>> short_host_name(" Node01.cluster.local ")
+    'node01'
+    """
+    return name.strip().lower().split(".", 1)[0]
+
+
+def host_node_id(name: str) -> str:
+    """The node id of a host: ``host:<short name>``.
+
+    >>> host_node_id("GPU-R03-N01")
+    'host:gpu-r03-n01'
+    """
+    return f"host:{short_host_name(name)}"
+
+
+def host_from_source_name(source_name: str) -> str | None:
+    """The host an upload describes, when its file name says so, else ``None``.
+
+    Single-host captures (NCCL XML, ``nvidia-smi topo -m``, ``lldpctl``) rarely
+    name their host; the file usually does. The file name is cut at the first
+    dot and at underscores (which host names cannot hold), and the last piece
+    that looks like a numbered host name (starts with a letter, ends with a
+    digit) is taken:
+
+    >>> [host_from_source_name(name) for name in ("node01.xml", "lldpctl_json_node01.json",
+    ...     "/tmp/gpu-r03-n07.cluster.topo.txt", "nccl_topo_dump_8xH100.xml", "topo.xml")]
+    ['node01', 'node01', 'gpu-r03-n07', None, None]
+    """
+    stem = PurePath(source_name.replace("\\", "/")).name.split(".", 1)[0]
+    candidates = [piece for piece in stem.split("_") if _NUMBERED_HOST.fullmatch(piece)]
+    return short_host_name(candidates[-1]) if candidates else None
+
+
+def source_host(source_name: str) -> tuple[str, str | None]:
+    """The host a single-host capture describes, and a warning when only ``DEFAULT_HOST`` is left.
+
+    >>> source_host("node07.xml")
+    ('node07', None)
+    >>> source_host("dump.xml")[0]
+    'host'
+    """
+    host = host_from_source_name(source_name)
+    if host is not None:
+        return host, None
+    return DEFAULT_HOST, (
+        f"the file name {source_name!r} names no host, so its nodes are named after {DEFAULT_HOST!r}; "
+        "name the file after the host (node01.xml, node01.topo.txt) to keep hosts apart"
+    )

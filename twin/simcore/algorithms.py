@@ -1,0 +1,352 @@
+"""Collective algorithms as schedules of phases, and the step-time law they share.
+
+A ``Phase`` is a flow pattern between ranks (rank ``sources[i]`` sends to
+``targets[i]``), the bytes each flow carries per step, and how many identical
+steps run back to back; a pipelined phase also has a depth (stages a chunk
+crosses). Rates come from max-min sharing (``simulate``) or, for the
+non-blocking baseline, from the busiest card port alone (``closed_form_time``).
+
+Step time of a flow carrying ``b`` bytes at rate ``R`` in ``m`` chunks of ``C``:
+
+    latency_count * alpha + (depth - 1) * (alpha + C / R) + (m - 1) * tau + b / R
+
+which is MODELLING.md section 5's alpha + n beta per step, plus the chunk
+costs: ``tau`` per further chunk (too small a chunk: overhead) and a pipeline
+fill of ``depth - 1`` chunks (too large a chunk: no pipelining).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from twin.simcore.errors import TwinCoreError
+
+__all__ = [
+    "ALGORITHMS",
+    "algorithms_for",
+    "BUS_FACTORS",
+    "COLLECTIVES",
+    "Phase",
+    "closed_form_time",
+    "phases_for",
+    "step_time",
+]
+
+COLLECTIVES = ("allreduce", "reducescatter", "allgather", "broadcast", "reduce", "alltoall", "sendrecv")
+ALGORITHMS = (
+    "ring",
+    "tree",
+    "recursive_doubling",
+    "rabenseifner",
+    "hierarchical",
+    "one_shot",
+    "two_shot",
+    "in_switch",
+    "direct",
+    "bruck",
+)
+# nccl-tests busbw = algbw * factor(p) (doc/PERFORMANCE.md).
+BUS_FACTORS: dict[str, Callable[[int], float]] = {
+    "allreduce": lambda p: 2 * (p - 1) / p,
+    "reducescatter": lambda p: (p - 1) / p,
+    "allgather": lambda p: (p - 1) / p,
+    "alltoall": lambda p: (p - 1) / p,
+    "broadcast": lambda p: 1.0,
+    "reduce": lambda p: 1.0,
+    "sendrecv": lambda p: 1.0,
+}
+
+
+@dataclass(frozen=True, eq=False)
+class Phase:
+    """Identical steps of one flow pattern; ``pattern`` names it for caching."""
+
+    name: str
+    pattern: str
+    sources: np.ndarray
+    targets: np.ndarray
+    bytes_per_flow: float
+    steps: int = 1
+    depth: int = 1
+    latency_count: int = 1
+    in_switch: bool = False
+    memory_semantic: bool = False  # direct writes: only on scale-up flows
+
+
+def step_time(
+    bytes_per_flow: float,
+    rate: np.ndarray | float,
+    alpha: np.ndarray | float,
+    tau: np.ndarray | float,
+    chunk_bytes: np.ndarray | float,
+    *,
+    depth: int = 1,
+    latency_count: int = 1,
+) -> np.ndarray | float:
+    """Time of one step per flow (see the module docstring); arrays broadcast."""
+    chunks = np.maximum(1, np.ceil(bytes_per_flow / chunk_bytes))
+    chunk = bytes_per_flow / chunks
+    return (
+        latency_count * alpha
+        + (depth - 1) * (alpha + chunk / rate)
+        + (chunks - 1) * tau
+        + bytes_per_flow / rate
+    )
+
+
+def phases_for(
+    collective: str, algorithm: str, size_bytes: float, ranks: int, groups: np.ndarray | None = None
+) -> list[Phase]:
+    """The phases of ``algorithm`` for ``collective`` on ``ranks`` ranks (0..p-1).
+
+    ``size_bytes`` follows nccl-tests: the per-rank buffer for allreduce,
+    broadcast, reduce, alltoall and sendrecv; the whole output (allgather) or
+    input (reducescatter) buffer. ``groups`` (rank -> group number, equal
+    sizes) is needed by ``hierarchical``. Raises ``TwinCoreError`` when the
+    pair does not exist or does not fit the ranks.
+    """
+    if collective not in COLLECTIVES:
+        raise TwinCoreError(f"unknown collective {collective!r}; expected one of {', '.join(COLLECTIVES)}")
+    if ranks < 2:
+        raise TwinCoreError(f"a collective needs at least 2 ranks, got {ranks}")
+    builder = _BUILDERS.get((collective, algorithm))
+    if builder is None:
+        known = sorted(alg for coll, alg in _BUILDERS if coll == collective)
+        raise TwinCoreError(
+            f"no algorithm {algorithm!r} for {collective}; expected one of {', '.join(known)} or auto"
+        )
+    return builder(float(size_bytes), ranks, groups)
+
+
+def algorithms_for(collective: str) -> list[str]:
+    """The algorithms that implement ``collective``, in ``ALGORITHMS`` order."""
+    return [alg for alg in ALGORITHMS if (collective, alg) in _BUILDERS]
+
+
+def closed_form_time(
+    phases: list[Phase],
+    *,
+    bandwidth: float,
+    alpha: float,
+    tau: float,
+    chunk_bytes: float,
+    in_switch_alpha: float = 0.0,
+    in_switch_efficiency: float = 1.0,
+) -> float:
+    """Non-blocking baseline: every flow runs at ``bandwidth`` (bytes/s) shared only
+    with the other flows of its own card ports (the busiest of sender and receiver).
+    """
+    total = 0.0
+    for phase in phases:
+        if phase.in_switch:
+            rate = bandwidth * in_switch_efficiency
+            total += phase.steps * step_time(
+                phase.bytes_per_flow, rate, in_switch_alpha + alpha, tau, chunk_bytes
+            )
+            continue
+        out_degree = np.bincount(phase.sources).max()
+        in_degree = np.bincount(phase.targets).max()
+        rate = bandwidth / max(out_degree, in_degree)
+        total += phase.steps * step_time(
+            phase.bytes_per_flow,
+            rate,
+            alpha,
+            tau,
+            chunk_bytes,
+            depth=phase.depth,
+            latency_count=phase.latency_count,
+        )
+    return float(total)
+
+
+def _shift(p: int, distance: int) -> tuple[np.ndarray, np.ndarray]:
+    ranks = np.arange(p)
+    return ranks, (ranks + distance) % p
+
+
+def _all_pairs(p: int) -> tuple[np.ndarray, np.ndarray]:
+    sources = np.repeat(np.arange(p), p - 1)
+    offsets = np.tile(np.arange(1, p), p)
+    return sources, (sources + offsets) % p
+
+
+def _ring(collective: str) -> Callable:
+    def build(n: float, p: int, groups: np.ndarray | None) -> list[Phase]:
+        if collective in ("broadcast", "reduce"):
+            chain = np.arange(p - 1)
+            sources, targets = (chain, chain + 1) if collective == "broadcast" else (chain + 1, chain)
+            return [Phase("pipelined chain", f"chain-{collective}", sources, targets, n, depth=p - 1)]
+        steps = 2 * (p - 1) if collective == "allreduce" else p - 1
+        sources, targets = _shift(p, 1)
+        return [Phase("ring", "ring", sources, targets, n / p, steps=steps)]
+
+    return build
+
+
+def _binary_tree_edges(p: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """Child -> parent edges of NCCL-style double binary trees (two complementary heaps).
+
+    The second heap numbers ranks backwards, so the first heap's inner ranks
+    are leaves of the second; each tree carries half the data.
+    """
+    children = np.arange(1, p)
+    parents = (children - 1) // 2
+    depth = int(math.floor(math.log2(p)))
+    mirrored_children, mirrored_parents = p - 1 - children, p - 1 - parents
+    return (
+        np.concatenate([children, mirrored_children]),
+        np.concatenate([parents, mirrored_parents]),
+        depth,
+    )
+
+
+def _tree(collective: str) -> Callable:
+    def build(n: float, p: int, groups: np.ndarray | None) -> list[Phase]:
+        up_sources, up_targets, depth = _binary_tree_edges(p)
+        reduce = Phase("tree reduce", "tree-up", up_sources, up_targets, n / 2, depth=depth)
+        broadcast = Phase("tree broadcast", "tree-down", up_targets, up_sources, n / 2, depth=depth)
+        return {"allreduce": [reduce, broadcast], "reduce": [reduce], "broadcast": [broadcast]}[
+            collective
+        ]
+
+    return build
+
+
+def _folded(n: float, p: int, body: Callable[[int], list[Phase]]) -> list[Phase]:
+    """``body`` on the largest power of two p' <= p; the p - p' extra ranks fold in first."""
+    core = 1 << (p.bit_length() - 1)
+    phases = body(core)
+    extra = p - core
+    if extra:
+        extra_ranks = np.arange(core, p)
+        partners = extra_ranks - core
+        phases = [
+            Phase("fold extra ranks", "fold", extra_ranks, partners, n),
+            *phases,
+            Phase("unfold extra ranks", "unfold", partners, extra_ranks, n),
+        ]
+    return phases
+
+
+def _exchange(core: int, distance: int) -> tuple[np.ndarray, np.ndarray]:
+    ranks = np.arange(core)
+    return ranks, ranks ^ distance
+
+
+def _recursive_doubling_allreduce(n: float, p: int, groups: np.ndarray | None) -> list[Phase]:
+    def body(core: int) -> list[Phase]:
+        return [
+            Phase(f"exchange at distance {1 << k}", f"xor-{1 << k}", *_exchange(core, 1 << k), n)
+            for k in range(core.bit_length() - 1)
+        ]
+
+    return _folded(n, p, body)
+
+
+def _require_power_of_two(p: int, algorithm: str) -> None:
+    if p & (p - 1):
+        raise TwinCoreError(f"{algorithm} needs a power-of-two rank count for this collective, got {p}")
+
+
+def _doubling_allgather(n: float, p: int, groups: np.ndarray | None) -> list[Phase]:
+    _require_power_of_two(p, "recursive doubling")
+    return [
+        Phase(f"gather at distance {1 << k}", f"xor-{1 << k}", *_exchange(p, 1 << k), n / p * (1 << k))
+        for k in range(p.bit_length() - 1)
+    ]
+
+
+def _halving_reducescatter(n: float, p: int, groups: np.ndarray | None) -> list[Phase]:
+    _require_power_of_two(p, "recursive halving")
+    return [
+        Phase(f"halve at distance {p >> k}", f"xor-{p >> k}", *_exchange(p, p >> k), n / (1 << k))
+        for k in range(1, p.bit_length())
+    ]
+
+
+def _rabenseifner_allreduce(n: float, p: int, groups: np.ndarray | None) -> list[Phase]:
+    def body(core: int) -> list[Phase]:
+        halving = _halving_reducescatter(n, core, None)
+        return [*halving, *reversed(halving)]
+
+    return _folded(n, p, body)
+
+
+def _hierarchical_allreduce(n: float, p: int, groups: np.ndarray | None) -> list[Phase]:
+    if groups is None:
+        raise TwinCoreError("hierarchical needs groups of ranks (super-nodes or hosts)")
+    labels, local = np.unique(groups, return_inverse=True)
+    sizes = np.bincount(local)
+    if len(labels) < 2 or (sizes != sizes[0]).any() or sizes[0] < 2:
+        raise TwinCoreError(
+            "hierarchical needs at least 2 groups (super-nodes or hosts) of equal size, "
+            f"at least 2 ranks each; got sizes {sorted(set(sizes.tolist()))} in {len(labels)} groups"
+        )
+    inner, outer = int(sizes[0]), len(labels)
+    members = np.argsort(local, kind="stable").reshape(outer, inner)  # members[group, local index]
+    inner_next = np.roll(members, -1, axis=1)
+    outer_next = np.roll(members, -1, axis=0)
+    inside = (members.ravel(), inner_next.ravel())
+    across = (members.ravel(), outer_next.ravel())
+    return [
+        Phase("reduce-scatter inside groups", "inner-ring", *inside, n / inner, steps=inner - 1),
+        Phase("allreduce across groups", "outer-ring", *across, n / p, steps=2 * (outer - 1)),
+        Phase("allgather inside groups", "inner-ring", *inside, n / inner, steps=inner - 1),
+    ]
+
+
+def _one_shot(n: float, p: int, groups: np.ndarray | None) -> list[Phase]:
+    return [Phase("write to every peer", "all-pairs", *_all_pairs(p), n, memory_semantic=True)]
+
+
+def _two_shot(n: float, p: int, groups: np.ndarray | None) -> list[Phase]:
+    pairs = _all_pairs(p)
+    return [
+        Phase("direct reduce-scatter", "all-pairs", *pairs, n / p, memory_semantic=True),
+        Phase("direct allgather", "all-pairs", *pairs, n / p, memory_semantic=True),
+    ]
+
+
+def _direct(collective: str) -> Callable:
+    def build(n: float, p: int, groups: np.ndarray | None) -> list[Phase]:
+        if collective == "sendrecv":
+            return [Phase("send to the next rank", "ring", *_shift(p, 1), n)]
+        if collective == "alltoall":
+            # Pairwise exchange posted at once: p - 1 messages leave each rank.
+            return [Phase("exchange with every peer", "all-pairs", *_all_pairs(p), n / p, latency_count=p - 1)]
+        return [Phase(f"direct {collective}", "all-pairs", *_all_pairs(p), n / p, memory_semantic=True)]
+
+    return build
+
+
+def _bruck(n: float, p: int, groups: np.ndarray | None) -> list[Phase]:
+    return [
+        Phase(f"bruck round {k}", f"shift-{1 << k}", *_shift(p, 1 << k), n / 2)
+        for k in range(math.ceil(math.log2(p)))
+    ]
+
+
+def _in_switch(n: float, p: int, groups: np.ndarray | None) -> list[Phase]:
+    # Every rank pushes n to the switch tree and pulls the reduced n back.
+    ranks = np.arange(p)
+    return [Phase("in-switch reduction", "reduction-tree", ranks, np.zeros(p, np.intp), n, in_switch=True)]
+
+
+_BUILDERS: dict[tuple[str, str], Callable[[float, int, np.ndarray | None], list[Phase]]] = {
+    **{(collective, "ring"): _ring(collective) for collective in ("allreduce", "reducescatter", "allgather", "broadcast", "reduce")},
+    **{(collective, "tree"): _tree(collective) for collective in ("allreduce", "broadcast", "reduce")},
+    ("allreduce", "recursive_doubling"): _recursive_doubling_allreduce,
+    ("allgather", "recursive_doubling"): _doubling_allgather,
+    ("allreduce", "rabenseifner"): _rabenseifner_allreduce,
+    ("reducescatter", "rabenseifner"): _halving_reducescatter,
+    ("allreduce", "hierarchical"): _hierarchical_allreduce,
+    ("allreduce", "one_shot"): _one_shot,
+    ("allreduce", "two_shot"): _two_shot,
+    ("allreduce", "in_switch"): _in_switch,
+    **{(collective, "direct"): _direct(collective) for collective in ("reducescatter", "allgather", "alltoall", "sendrecv")},
+    ("alltoall", "bruck"): _bruck,
+}

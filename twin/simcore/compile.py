@@ -1,0 +1,389 @@
+"""Compile a fabric once into arrays, then route flows on them.
+
+``compile_fabric(spec, transport)`` turns a ``FabricSpec`` into numpy arrays
+(cached per content and transport, like a snapshot's compiled form):
+
+- nodes in fabric order, cards numbered from 0 in fabric order;
+- *arcs*: both directions of every live link (state ``"down"`` is left out),
+  with capacity in bytes/s (link bandwidth times the domain's efficiency),
+  latency (cable plus the forwarding latency of the switch it enters), domain,
+  and link class (``"card-leaf"``, ``"leaf-spine"`` ...);
+- routing costs: each arc costs 1, a scale-out arc costs one more than the
+  number of arcs, so shortest paths use the fewest scale-out links first and
+  then the fewest links (traffic inside a super-node stays on scale-up);
+- distances from every node to every *destination group* (cards with the
+  same attachments), from which equal-cost next hops follow.
+
+Cards are endpoints: a path never crosses a third card.
+
+``route(compiled, sources, targets, mode=..., seed=...)`` maps flows (card
+numbers) onto arcs as a sparse flow-by-arc incidence (weights = fraction of
+the flow's bytes on the arc) with one vectorised walk over all flows:
+
+- ``"hash"``: per-flow ECMP, one equal-cost next hop per flow and hop, chosen
+  by a seeded hash of (flow, hop), as switches hash a flow's header;
+- ``"spray"``: ideal packet spraying, bytes split equally over the equal-cost
+  next hops at every hop;
+- ``"pinned"``: static destination routing (InfiniBand's d-mod-k): the next
+  hop is picked by the destination's number, the same for every source.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import sparse
+from scipy.sparse import csgraph
+
+from twin.simcore.errors import FabricError, TwinCoreError
+from twin.simcore.model import FabricSpec
+from twin.simcore.transport import Transport
+
+__all__ = ["ECMP_MODES", "CompiledFabric", "Routes", "compile_fabric", "route"]
+
+ECMP_MODES = ("hash", "spray", "pinned")
+_LEVELS = {"card": 0, "nic": 1, "host": 1, "aggregation": 2, "nvswitch": 3, "leaf": 4, "spine": 5, "core": 6}
+_MASK64 = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+@dataclass(frozen=True, eq=False)
+class CompiledFabric:
+    """A fabric as arrays (see the module docstring); build with ``compile_fabric``."""
+
+    spec: FabricSpec
+    transport: Transport
+    card_ids: tuple[str, ...]
+    card_nodes: np.ndarray  # card number -> node position
+    card_group: np.ndarray  # card number -> destination group
+    card_supernode: tuple[object, ...]  # card number -> attrs["supernode"] or host, for hierarchy
+    in_switch_reduction: np.ndarray  # node position -> switch reduces in-network
+    is_card: np.ndarray
+    is_switch: np.ndarray
+    arc_tail: np.ndarray
+    arc_head: np.ndarray
+    arc_link: np.ndarray  # index into spec.links
+    arc_capacity: np.ndarray  # bytes/s, efficiency applied
+    arc_raw_capacity: np.ndarray  # bytes/s of the cable
+    arc_latency: np.ndarray  # s: cable plus the forwarding latency of the head
+    arc_scale_out: np.ndarray
+    arc_class: np.ndarray
+    class_names: tuple[str, ...]
+    arc_cost: np.ndarray
+    arc_keys: np.ndarray  # tail * nodes + head, sorted
+    arc_by_key: np.ndarray  # arc ids in arc_keys order
+    out_arcs: np.ndarray  # (nodes, max degree) arc ids, -1 padded
+    group_distance: np.ndarray  # (groups, nodes) routing cost to the group's cards
+
+    @property
+    def node_count(self) -> int:
+        return len(self.is_card)
+
+
+@dataclass(frozen=True, eq=False)
+class Routes:
+    """Flows mapped onto arcs: ``incidence[f, a]`` = fraction of flow f on arc a."""
+
+    incidence: sparse.csr_array
+    latency: np.ndarray  # s per flow (mass-weighted over its paths)
+    switch_hops: np.ndarray  # switches traversed per flow
+    scale_out: np.ndarray  # flow crosses at least one scale-out arc
+
+
+def compile_fabric(spec: FabricSpec, transport: Transport | None = None) -> CompiledFabric:
+    """Validate and compile ``spec``; cached on the fabric's content and the transport."""
+    return _compile_cached(spec, transport or Transport())
+
+
+@functools.lru_cache(maxsize=8)
+def _compile_cached(spec: FabricSpec, transport: Transport) -> CompiledFabric:
+    spec.validate()
+    nodes = spec.nodes
+    node_count = len(nodes)
+    index = spec.node_index()
+    is_card = np.array([node.kind == "card" for node in nodes])
+    is_switch = np.array([node.kind == "switch" for node in nodes])
+    if not is_card.any():
+        raise FabricError(f"fabric {spec.name!r} has no cards to simulate")
+    forwarding = np.array(
+        [
+            float(node.attrs.get("forwarding_latency_ns", transport.switch_latency_ns))
+            if node.kind == "switch"
+            else 0.0
+            for node in nodes
+        ]
+    ) * 1e-9
+    level_names = [node.attrs.get("role") or node.tier or node.kind for node in nodes]
+
+    live = [(position, link) for position, link in enumerate(spec.links) if link.state != "down"]
+    link_ids = np.array([position for position, _ in live], dtype=np.intp)
+    ends = np.array([(index[link.a], index[link.b]) for _, link in live], dtype=np.intp).reshape(-1, 2)
+    gbps = np.array([link.bandwidth_gbps for _, link in live])
+    cable = np.array([link.latency_ns for _, link in live]) * 1e-9
+    scale_out = np.array([link.domain == "scale-out" for _, link in live])
+
+    tail = np.concatenate([ends[:, 0], ends[:, 1]])
+    head = np.concatenate([ends[:, 1], ends[:, 0]])
+    arc_link = np.concatenate([link_ids, link_ids])
+    raw_capacity = np.concatenate([gbps, gbps]) * 1e9 / 8
+    arc_scale_out = np.concatenate([scale_out, scale_out])
+    efficiency = np.where(arc_scale_out, transport.scale_out.efficiency, transport.scale_up.efficiency)
+    arc_latency = np.concatenate([cable, cable]) + forwarding[head]
+    arc_cost = 1.0 + arc_scale_out * (len(tail) + 1.0)
+
+    classes: dict[str, int] = {}
+    arc_class = np.empty(len(tail), dtype=np.intp)
+    for arc, (a, b) in enumerate(zip(tail.tolist(), head.tolist())):
+        pair = sorted((level_names[a], level_names[b]), key=lambda name: _LEVELS.get(name, 2))
+        domain = "scale-out" if arc_scale_out[arc] else "scale-up"
+        arc_class[arc] = classes.setdefault(f"{pair[0]}-{pair[1]} ({domain})", len(classes))
+
+    keys = tail * node_count + head
+    order = np.argsort(keys, kind="stable")
+    out_arcs = _padded_out_arcs(tail, node_count)
+
+    card_nodes = np.flatnonzero(is_card)
+    card_group, attachments = _destination_groups(card_nodes, tail, head, arc_cost, is_card)
+    group_distance = _group_distances(attachments, tail, head, arc_cost, is_card, node_count)
+    in_switch = np.array([bool(node.attrs.get("in_switch_reduction", False)) for node in nodes])
+    return CompiledFabric(
+        spec=spec,
+        transport=transport,
+        card_ids=tuple(nodes[position].id for position in card_nodes),
+        card_nodes=card_nodes,
+        card_group=card_group,
+        card_supernode=tuple(
+            nodes[position].attrs.get("supernode", nodes[position].host) for position in card_nodes
+        ),
+        in_switch_reduction=in_switch,
+        is_card=is_card,
+        is_switch=is_switch,
+        arc_tail=tail,
+        arc_head=head,
+        arc_link=arc_link,
+        arc_capacity=raw_capacity * efficiency,
+        arc_raw_capacity=raw_capacity,
+        arc_latency=arc_latency,
+        arc_scale_out=arc_scale_out,
+        arc_class=arc_class,
+        class_names=tuple(classes),
+        arc_cost=arc_cost,
+        arc_keys=keys[order],
+        arc_by_key=order,
+        out_arcs=out_arcs,
+        group_distance=group_distance,
+    )
+
+
+def _padded_out_arcs(tail: np.ndarray, node_count: int) -> np.ndarray:
+    degree = np.bincount(tail, minlength=node_count)
+    padded = np.full((node_count, max(1, int(degree.max(initial=0)))), -1, dtype=np.intp)
+    order = np.argsort(tail, kind="stable")
+    starts = np.concatenate([[0], np.cumsum(degree)[:-1]])
+    slots = np.arange(len(tail)) - np.repeat(starts, degree)
+    padded[tail[order], slots] = order
+    return padded
+
+
+def _destination_groups(
+    card_nodes: np.ndarray, tail: np.ndarray, head: np.ndarray, cost: np.ndarray, is_card: np.ndarray
+) -> tuple[np.ndarray, list[tuple[tuple[int, float], ...]]]:
+    """Group cards by their attachments: the (non-card node, arc cost) pairs leading into them."""
+    into_card = is_card[head] & ~is_card[tail]
+    attachments: dict[int, set[tuple[int, float]]] = {int(card): set() for card in card_nodes}
+    for a, b, c in zip(tail[into_card].tolist(), head[into_card].tolist(), cost[into_card].tolist()):
+        attachments[b].add((a, c))
+    groups: dict[tuple[tuple[int, float], ...], int] = {}
+    card_group = np.array(
+        [groups.setdefault(tuple(sorted(attachments[int(card)])), len(groups)) for card in card_nodes],
+        dtype=np.intp,
+    )
+    return card_group, list(groups)
+
+
+def _group_distances(
+    attachments: list[tuple[tuple[int, float], ...]],
+    tail: np.ndarray,
+    head: np.ndarray,
+    cost: np.ndarray,
+    is_card: np.ndarray,
+    node_count: int,
+) -> np.ndarray:
+    """Routing cost from every node to each group's cards, never entering a card on the way."""
+    transit = ~is_card[head]
+    # Reversed graph (distances *to* an attachment node from every node), one
+    # entry per node pair with the cheapest of its parallel arcs: sparse
+    # constructors would add parallel arcs' costs up.
+    pair = head[transit].astype(np.int64) * node_count + tail[transit]
+    order = np.lexsort((cost[transit], pair))
+    pair, pair_cost = pair[order], cost[transit][order]
+    first = np.concatenate([[True], pair[1:] != pair[:-1]])
+    rows, columns = np.divmod(pair[first], node_count)
+    reversed_graph = sparse.csr_array((pair_cost[first], (rows, columns)), shape=(node_count, node_count))
+    attachment_nodes = sorted({node for group in attachments for node, _ in group})
+    distance = np.full((len(attachments), node_count), np.inf)
+    if attachment_nodes:
+        to_attachment = csgraph.dijkstra(reversed_graph, indices=attachment_nodes)
+        row = {node: position for position, node in enumerate(attachment_nodes)}
+        for group, members in enumerate(attachments):
+            for node, arc_cost in members:
+                np.minimum(distance[group], to_attachment[row[node]] + arc_cost, out=distance[group])
+    return distance
+
+
+def route(
+    compiled: CompiledFabric,
+    sources: np.ndarray,
+    targets: np.ndarray,
+    *,
+    mode: str = "hash",
+    seed: int = 0,
+    flow_keys: np.ndarray | None = None,
+) -> Routes:
+    """Route flows ``sources[i] -> targets[i]`` (card numbers) on shortest paths with ECMP.
+
+    ``flow_keys`` (default: the flow's position) feed the hash, so that the
+    channels of one pair can take different paths. Raises ``TwinCoreError``
+    when a flow has no path, naming the pair.
+    """
+    if mode not in ECMP_MODES:
+        raise TwinCoreError(f"ECMP mode {mode!r}; expected one of {', '.join(ECMP_MODES)}")
+    sources = np.asarray(sources, dtype=np.intp)
+    targets = np.asarray(targets, dtype=np.intp)
+    flow_count = len(sources)
+    keys = np.arange(flow_count, dtype=np.uint64) if flow_keys is None else flow_keys.astype(np.uint64)
+    node_count = compiled.node_count
+    target_nodes = compiled.card_nodes[targets]
+    groups = compiled.card_group[targets]
+    distance = compiled.group_distance
+
+    flows = np.arange(flow_count, dtype=np.intp)
+    at = compiled.card_nodes[sources]
+    mass = np.ones(flow_count)
+    # Flows from a card to itself move nothing.
+    moving = at != target_nodes
+    flows, at, mass = flows[moving], at[moving], mass[moving]
+    recorded_flows, recorded_arcs, recorded_mass = [], [], []
+    for hop in range(node_count):
+        if not len(flows):
+            break
+        dest = target_nodes[flows]
+        group = groups[flows]
+        here = distance[group, at]
+        # Leave the fabric where an arc enters the destination at the best cost.
+        lo = np.searchsorted(compiled.arc_keys, at * node_count + dest, side="left")
+        hi = np.searchsorted(compiled.arc_keys, at * node_count + dest, side="right")
+        exit_cost = np.where(hi > lo, compiled.arc_cost[compiled.arc_by_key[np.minimum(lo, len(compiled.arc_keys) - 1)]], np.inf)
+        leaving = exit_cost <= here + 1e-9
+        if not np.isfinite(np.where(leaving, exit_cost, here)).all():
+            stuck = int(np.flatnonzero(~np.isfinite(np.where(leaving, exit_cost, here)))[0])
+            raise TwinCoreError(
+                f"no path from {compiled.card_ids[sources[flows[stuck]]]!r} to "
+                f"{compiled.card_ids[targets[flows[stuck]]]!r} (links down or missing?)"
+            )
+        counts = (hi - lo)[leaving]
+        exits_base = lo[leaving]
+        chosen_flows, chosen_slots, chosen_mass = _choose(
+            flows[leaving], mass[leaving], counts, hop, mode, seed, keys, targets
+        )
+        exit_arcs = compiled.arc_by_key[exits_base[chosen_slots[0]] + chosen_slots[1]]
+        recorded_flows.append(chosen_flows)
+        recorded_arcs.append(exit_arcs)
+        recorded_mass.append(chosen_mass)
+
+        stay = ~leaving
+        flows, at, mass, group, here = flows[stay], at[stay], mass[stay], group[stay], here[stay]
+        if not len(flows):
+            break
+        # Candidate next arcs once per distinct (node, destination group).
+        pair_keys = at.astype(np.int64) * len(distance) + group
+        unique_pairs, pair_of = np.unique(pair_keys, return_inverse=True)
+        pair_node, pair_group = np.divmod(unique_pairs, len(distance))
+        candidates = compiled.out_arcs[pair_node]
+        safe = np.maximum(candidates, 0)
+        heads = compiled.arc_head[safe]
+        valid = (
+            (candidates >= 0)
+            & ~compiled.is_card[heads]
+            & (
+                np.abs(
+                    compiled.arc_cost[safe]
+                    + distance[pair_group[:, None], heads]
+                    - distance[pair_group, pair_node][:, None]
+                )
+                < 1e-9
+            )
+        )
+        order = np.argsort(~valid, axis=1, kind="stable")
+        candidates = np.take_along_axis(candidates, order, axis=1)
+        pair_counts = valid.sum(axis=1)
+        chosen_flows, (entry, slot), chosen_mass = _choose(
+            flows, mass, pair_counts[pair_of], hop, mode, seed, keys, targets
+        )
+        arcs = candidates[pair_of[entry], slot]
+        recorded_flows.append(chosen_flows)
+        recorded_arcs.append(arcs)
+        recorded_mass.append(chosen_mass)
+        flows, at, mass = _merge(chosen_flows, compiled.arc_head[arcs], chosen_mass, node_count)
+    else:
+        raise TwinCoreError("routing did not converge: a loop in the shortest-path graph")
+
+    flow_index = np.concatenate(recorded_flows) if recorded_flows else np.empty(0, np.intp)
+    arc_index = np.concatenate(recorded_arcs) if recorded_arcs else np.empty(0, np.intp)
+    weights = np.concatenate(recorded_mass) if recorded_mass else np.empty(0)
+    incidence = sparse.csr_array(
+        (weights, (flow_index, arc_index)), shape=(flow_count, len(compiled.arc_tail))
+    )
+    switch_entered = compiled.is_switch[compiled.arc_head].astype(float)
+    return Routes(
+        incidence=incidence,
+        latency=incidence @ compiled.arc_latency,
+        switch_hops=incidence @ switch_entered,
+        scale_out=(incidence @ compiled.arc_scale_out.astype(float)) > 0,
+    )
+
+
+def _choose(
+    flows: np.ndarray,
+    mass: np.ndarray,
+    counts: np.ndarray,
+    hop: int,
+    mode: str,
+    seed: int,
+    keys: np.ndarray,
+    targets: np.ndarray,
+) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray], np.ndarray]:
+    """Pick next-hop slots: returns (flow, (entry, slot), mass) per chosen option."""
+    entries = np.arange(len(flows))
+    if mode == "spray":
+        entry = np.repeat(entries, counts)
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.intp)
+        slot = np.arange(int(counts.sum())) - np.repeat(starts, counts)
+        return flows[entry], (entry, slot), (mass / counts)[entry]
+    if mode == "pinned":
+        slot = targets[flows] % counts
+    else:
+        slot = (_hash(keys[flows], seed, hop) % counts.astype(np.uint64)).astype(np.intp)
+    return flows, (entries, slot), mass
+
+
+def _hash(keys: np.ndarray, seed: int, hop: int) -> np.ndarray:
+    """splitmix64 of (seed, flow key, hop): well-mixed, reproducible, vectorised."""
+    with np.errstate(over="ignore"):
+        value = keys * np.uint64(0x9E3779B97F4A7C15) + np.uint64((seed * 1_000_003 + hop) & 0xFFFFFFFF)
+        value = (value ^ (value >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        value = (value ^ (value >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return (value ^ (value >> np.uint64(31))) & _MASK64
+
+
+def _merge(
+    flows: np.ndarray, nodes: np.ndarray, mass: np.ndarray, node_count: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sum the mass of entries that reached the same node for the same flow (spraying)."""
+    keys = flows.astype(np.int64) * node_count + nodes
+    unique, inverse = np.unique(keys, return_inverse=True)
+    if len(unique) == len(keys):
+        return flows, nodes, mass
+    merged_flows, merged_nodes = np.divmod(unique, node_count)
+    return merged_flows.astype(np.intp), merged_nodes.astype(np.intp), np.bincount(inverse, weights=mass)

@@ -1,0 +1,377 @@
+"""Run a collective on a compiled fabric: congestion-aware time and link loads.
+
+``Simulator`` holds one fabric compiled with one transport, a choice of ranks,
+ECMP mode and channels; ``run`` evaluates a collective and returns plain,
+JSON-ready data. The rates of each distinct flow pattern are computed once
+(max-min fair, ``congestion.max_min_rates``) and reused by every step, phase,
+message size and algorithm that uses the pattern, since rates do not depend on
+the bytes moved. ``simulate(spec, ...)`` is the one-call form.
+
+The automatic choice evaluates every applicable algorithm the same way and
+keeps the fastest, like NCCL's tuner but with the congestion-aware times; the
+result says why (``choice``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import sparse
+
+from twin.simcore.algorithms import BUS_FACTORS, Phase, algorithms_for, phases_for, step_time
+from twin.simcore.compile import CompiledFabric, Routes, compile_fabric, route
+from twin.simcore.congestion import max_min_rates
+from twin.simcore.errors import TwinCoreError
+from twin.simcore.model import FabricSpec
+from twin.simcore.transport import Transport, transport_for
+
+__all__ = ["MAX_PATTERN_FLOWS", "Simulator", "simulate"]
+
+MAX_PATTERN_FLOWS = 4_200_000
+"""Largest flow pattern evaluated (flows x channels): all pairs of 2,048 ranks."""
+
+
+@dataclass(frozen=True, eq=False)
+class _Pattern:
+    """A routed flow pattern with its max-min rates (bytes/s, efficiency applied)."""
+
+    routes: Routes
+    rates: np.ndarray
+    alpha_path: np.ndarray  # path latency per flow, s
+    chunk: np.ndarray  # chunk bytes per flow (by domain)
+    step_overhead: np.ndarray
+    message_overhead: np.ndarray
+    channels: int
+
+
+class Simulator:
+    """A fabric ready to run collectives; see ``run`` for the result.
+
+    ``ranks``: card ids taking part, in ring order (default: every card in
+    fabric order). ``transport``: overrides on top of the fabric's stored
+    ``attrs["transport"]`` (``Transport.updated`` shape) or a ``Transport``.
+    ``ecmp``: ``"hash"`` (default, seeded by ``seed``), ``"spray"`` or
+    ``"pinned"``. ``channels``: parallel flows per rank pair, each carrying
+    ``1/channels`` of the bytes and hashed separately; ``channel_gbps`` caps
+    each one (an engine limit; default none). ``in_switch_reduction``: ``None``
+    uses the switches' ``attrs["in_switch_reduction"]``, ``True``/``False``
+    assumes every switch can or cannot (a what-if).
+    """
+
+    def __init__(
+        self,
+        spec: FabricSpec,
+        *,
+        ranks: Sequence[str] | None = None,
+        transport: Transport | Mapping[str, Any] | None = None,
+        ecmp: str = "hash",
+        seed: int = 0,
+        channels: int = 1,
+        channel_gbps: float | None = None,
+        in_switch_reduction: bool | None = None,
+    ) -> None:
+        self.transport = (
+            transport if isinstance(transport, Transport) else transport_for(spec, transport)
+        )
+        self.compiled: CompiledFabric = compile_fabric(spec, self.transport)
+        if channels < 1:
+            raise TwinCoreError(f"channels {channels}; expected at least 1")
+        self.ecmp, self.seed, self.channels = ecmp, seed, channels
+        self.channel_limit = None if channel_gbps is None else channel_gbps * 1e9 / 8
+        self.in_switch_reduction = in_switch_reduction
+        if ranks is None:
+            self.ranks = np.arange(len(self.compiled.card_ids))
+        else:
+            position = {card_id: number for number, card_id in enumerate(self.compiled.card_ids)}
+            unknown = [card_id for card_id in ranks if card_id not in position]
+            if unknown:
+                raise TwinCoreError(f"ranks name unknown cards {unknown[:5]}; expected card ids of {spec.name!r}")
+            self.ranks = np.array([position[card_id] for card_id in ranks], dtype=np.intp)
+        self._patterns: dict[str, _Pattern] = {}
+
+    # -- patterns -------------------------------------------------------------
+
+    def _pattern(self, phase: Phase) -> _Pattern:
+        cached = self._patterns.get(phase.pattern)
+        if cached is not None:
+            return cached
+        flows = len(phase.sources) * self.channels
+        if flows > MAX_PATTERN_FLOWS:
+            raise TwinCoreError(
+                f"pattern {phase.pattern!r} has {flows:,} flows, more than {MAX_PATTERN_FLOWS:,}; "
+                "use fewer ranks or channels, or another algorithm"
+            )
+        sources = np.tile(self.ranks[phase.sources], self.channels)
+        targets = np.tile(self.ranks[phase.targets], self.channels)
+        keys = (
+            np.repeat(np.arange(self.channels, dtype=np.uint64), len(phase.sources)) << np.uint64(40)
+        ) + (sources.astype(np.uint64) << np.uint64(20)) + targets.astype(np.uint64)
+        if phase.in_switch:
+            routes, rates = self._reduction_tree(sources)
+        else:
+            routes = route(self.compiled, sources, targets, mode=self.ecmp, seed=self.seed, flow_keys=keys)
+            rates = max_min_rates(routes.incidence, self.compiled.arc_capacity, limit=self.channel_limit)
+        scale_out = routes.scale_out
+        up, out = self.transport.scale_up, self.transport.scale_out
+        pattern = _Pattern(
+            routes=routes,
+            rates=rates,
+            alpha_path=routes.latency,
+            chunk=np.where(scale_out, out.chunk_bytes, up.chunk_bytes).astype(float),
+            step_overhead=np.where(scale_out, out.step_overhead_ns, up.step_overhead_ns) * 1e-9,
+            message_overhead=np.where(scale_out, out.message_overhead_ns, up.message_overhead_ns) * 1e-9,
+            channels=self.channels,
+        )
+        self._patterns[phase.pattern] = pattern
+        return pattern
+
+    def _reduction_tree(self, sources: np.ndarray) -> tuple[Routes, np.ndarray]:
+        """One stream up and one down on every arc of a pinned tree from the ranks to a root.
+
+        The tree is the union of the pinned routes from every rank to the
+        first rank (their last arc, into that card, is replaced by its own
+        uplink). Each flow of the result is one rank's share; its rate is the
+        slowest arc of the tree, as the switches reduce at line rate.
+        """
+        compiled = self.compiled
+        root = sources[:1].repeat(len(sources))
+        routes = route(compiled, sources, root, mode="pinned")
+        reverse = route(compiled, root[:1], sources[1:2], mode="pinned") if len(sources) > 1 else routes
+        arcs = np.union1d(routes.incidence.indices, reverse.incidence.indices)
+        tree_switches = np.unique(compiled.arc_head[arcs][compiled.is_switch[compiled.arc_head[arcs]]])
+        if self.in_switch_reduction is not True:
+            unable = tree_switches[~compiled.in_switch_reduction[tree_switches]]
+            if self.in_switch_reduction is False or len(unable):
+                raise TwinCoreError(
+                    "in-switch reduction needs every switch of the reduction tree to reduce "
+                    f"(attrs in_switch_reduction); {len(unable)} of {len(tree_switches)} do not"
+                )
+        both_ways = np.union1d(arcs, _reverse_arcs(compiled, arcs))
+        slowest = compiled.arc_capacity[both_ways].min() * self.transport.in_switch_efficiency
+        # Each rank's flow stands for its stream; latency up to the root and back.
+        latency = routes.latency + routes.latency.max()
+        incidence = sparse.csr_array(
+            (np.ones(len(both_ways)), (np.zeros(len(both_ways), np.intp), both_ways)),
+            shape=(len(sources), len(compiled.arc_tail)),
+        )
+        tree = Routes(
+            incidence=incidence,
+            latency=latency,
+            switch_hops=2 * routes.switch_hops,
+            scale_out=routes.scale_out,
+        )
+        return tree, np.full(len(sources), slowest / self.channels)
+
+    # -- runs -----------------------------------------------------------------
+
+    def candidates(self, collective: str) -> list[str]:
+        """Algorithms implementing ``collective`` (applicability is checked when run)."""
+        return algorithms_for(collective)
+
+    def run(self, collective: str, size_bytes: float, algorithm: str = "auto", *, top_links: int = 10) -> dict[str, Any]:
+        """Simulate one collective; JSON-ready result (shape in docs/simulation.md).
+
+        Keys: ``collective``, ``algorithm``, ``ranks``, ``size_bytes``,
+        ``time_s``, ``algbw_GBps``, ``busbw_GBps`` (nccl-tests semantics),
+        ``latency_s`` and ``bandwidth_s`` (the two parts of ``time_s``),
+        ``bound`` (``"latency"`` or ``"bandwidth"``), ``bottleneck`` (link class,
+        domain, bound, utilisation), ``max_link_utilization``, ``hottest_links``,
+        ``link_bytes`` and ``link_utilization`` (per link of the fabric, in
+        order), ``phases``, ``settings`` and, for ``auto``, ``choice``.
+        """
+        if size_bytes <= 0:
+            raise TwinCoreError(f"size {size_bytes} bytes; expected a positive number")
+        if algorithm == "auto":
+            return self._auto(collective, size_bytes, top_links)
+        return self._evaluate(collective, size_bytes, algorithm).result(self, top_links)
+
+    def _auto(self, collective: str, size_bytes: float, top_links: int) -> dict[str, Any]:
+        evaluated: dict[str, _Evaluation] = {}
+        skipped: dict[str, str] = {}
+        for algorithm in self.candidates(collective):
+            try:
+                evaluated[algorithm] = self._evaluate(collective, size_bytes, algorithm)
+            except TwinCoreError as error:
+                skipped[algorithm] = str(error)
+        if not evaluated:
+            raise TwinCoreError(f"no algorithm can run {collective} here: {skipped}")
+        ranking = sorted(evaluated, key=lambda name: evaluated[name].time)
+        best = evaluated[ranking[0]]
+        result = best.result(self, top_links)
+        others = ", ".join(f"{name} {_ms(evaluated[name].time)}" for name in ranking[1:])
+        reason = (
+            f"{ranking[0]} is the fastest ({_ms(best.time)}) for {_megabytes(size_bytes)} on "
+            f"{len(self.ranks)} ranks, {result['bound']}-bound"
+            + (f"; then {others}" if others else "")
+            + (f"; not applicable: {', '.join(sorted(skipped))}" if skipped else "")
+        )
+        result["choice"] = {
+            "reason": reason,
+            "candidates": {name: evaluated[name].time for name in ranking},
+            "skipped": skipped,
+        }
+        return result
+
+    def _evaluate(self, collective: str, size_bytes: float, algorithm: str) -> _Evaluation:
+        groups = np.array(self.compiled.card_supernode, dtype=object)[self.ranks]
+        phases = phases_for(collective, algorithm, size_bytes, len(self.ranks), _group_numbers(groups))
+        evaluation = _Evaluation(collective, algorithm, size_bytes, len(self.ranks))
+        for phase in phases:
+            pattern = self._pattern(phase)
+            if phase.memory_semantic and pattern.routes.scale_out.any():
+                raise TwinCoreError(f"{algorithm} writes directly to peers: only inside a scale-up domain")
+            evaluation.add(phase, pattern, self.transport)
+        return evaluation
+
+
+class _Evaluation:
+    """Accumulates phase times and arc bytes of one (collective, algorithm, size)."""
+
+    def __init__(self, collective: str, algorithm: str, size_bytes: float, ranks: int) -> None:
+        self.collective, self.algorithm, self.size_bytes, self.ranks = collective, algorithm, size_bytes, ranks
+        self.time = self.latency = self.bandwidth = 0.0
+        self.phases: list[dict[str, Any]] = []
+        self.arc_bytes: np.ndarray | None = None
+        self.dominant: tuple[float, _Pattern, int] | None = None  # (bandwidth time, pattern, slowest flow)
+
+    def add(self, phase: Phase, pattern: _Pattern, transport: Transport) -> None:
+        bytes_per_flow = phase.bytes_per_flow / pattern.channels
+        alpha = pattern.step_overhead + pattern.alpha_path
+        tau = pattern.message_overhead + pattern.alpha_path
+        if phase.in_switch:
+            alpha = alpha + transport.in_switch_latency_ns * 1e-9
+        times = step_time(
+            bytes_per_flow, pattern.rates, alpha, tau, pattern.chunk,
+            depth=phase.depth, latency_count=phase.latency_count,
+        )
+        slowest = int(np.argmax(times))
+        step = float(times[slowest])
+        bandwidth_part = float(bytes_per_flow / pattern.rates[slowest]) if np.isfinite(pattern.rates[slowest]) else 0.0
+        self.time += phase.steps * step
+        self.bandwidth += phase.steps * bandwidth_part
+        self.latency += phase.steps * (step - bandwidth_part)
+        moved = pattern.routes.incidence.T @ np.full(pattern.routes.incidence.shape[0], bytes_per_flow)
+        self.arc_bytes = phase.steps * moved if self.arc_bytes is None else self.arc_bytes + phase.steps * moved
+        if self.dominant is None or phase.steps * bandwidth_part > self.dominant[0]:
+            self.dominant = (phase.steps * bandwidth_part, pattern, slowest)
+        self.phases.append(
+            {
+                "name": phase.name,
+                "steps": phase.steps,
+                "flows": int(pattern.routes.incidence.shape[0]),
+                "bytes_per_flow": bytes_per_flow,
+                "slowest_rate_GBps": float(pattern.rates[slowest]) / 1e9,
+                "step_s": step,
+                "time_s": phase.steps * step,
+            }
+        )
+
+    def result(self, simulator: Simulator, top_links: int) -> dict[str, Any]:
+        compiled = simulator.compiled
+        spec = compiled.spec
+        link_count = len(spec.links)
+        arc_utilization = self.arc_bytes / (compiled.arc_raw_capacity * self.time) if self.time > 0 else self.arc_bytes * 0
+        link_bytes = np.bincount(compiled.arc_link, weights=self.arc_bytes, minlength=link_count)
+        link_utilization = np.zeros(link_count)
+        np.maximum.at(link_utilization, compiled.arc_link, arc_utilization)
+        hottest = np.argsort(-arc_utilization, kind="stable")[:top_links]
+        algbw = self.size_bytes / self.time / 1e9
+        bound = "latency" if self.latency > self.bandwidth else "bandwidth"
+        return {
+            "collective": self.collective,
+            "algorithm": self.algorithm,
+            "ranks": self.ranks,
+            "size_bytes": self.size_bytes,
+            "time_s": self.time,
+            "algbw_GBps": algbw,
+            "busbw_GBps": algbw * BUS_FACTORS[self.collective](self.ranks),
+            "latency_s": self.latency,
+            "bandwidth_s": self.bandwidth,
+            "bound": bound,
+            "bottleneck": self._bottleneck(compiled, arc_utilization, bound),
+            "max_link_utilization": float(link_utilization.max(initial=0.0)),
+            "hottest_links": [_arc_record(compiled, int(arc), arc_utilization, self.arc_bytes) for arc in hottest if self.arc_bytes[arc] > 0],
+            "link_bytes": link_bytes.tolist(),
+            "link_utilization": link_utilization.tolist(),
+            "phases": self.phases,
+            "settings": {
+                "ecmp": simulator.ecmp,
+                "seed": simulator.seed,
+                "channels": simulator.channels,
+                "transport": simulator.transport.to_dict(),
+            },
+        }
+
+    def _bottleneck(self, compiled: CompiledFabric, arc_utilization: np.ndarray, bound: str) -> dict[str, Any]:
+        """The link class limiting the slowest flow of the phase that moves bytes longest."""
+        _, pattern, slowest = self.dominant
+        row = pattern.routes.incidence[[slowest]]
+        arcs = row.indices
+        if not len(arcs):
+            return {"link_class": None, "domain": None, "bound": bound, "utilization": 0.0}
+        load = pattern.routes.incidence.T @ pattern.rates
+        pressure = load[arcs] / compiled.arc_capacity[arcs]
+        arc = int(arcs[np.argmax(pressure + 1e-6 * compiled.arc_class[arcs])])
+        return {
+            "link_class": compiled.class_names[compiled.arc_class[arc]],
+            "domain": "scale-out" if compiled.arc_scale_out[arc] else "scale-up",
+            "bound": bound,
+            "utilization": float(arc_utilization[arc]),
+        }
+
+
+def simulate(
+    spec: FabricSpec,
+    *,
+    collective: str,
+    size_bytes: float,
+    algorithm: str = "auto",
+    top_links: int = 10,
+    **options: Any,
+) -> dict[str, Any]:
+    """One collective on ``spec``: ``Simulator(spec, **options).run(...)``.
+
+    >>> from twin.simcore.generate import fat_tree
+    >>> result = simulate(fat_tree(endpoints=64, radix=16), collective="allreduce",
+    ...                   size_bytes=64 * 2**20, algorithm="ring")
+    >>> round(result["busbw_GBps"], 1), result["bound"], result["bottleneck"]["link_class"]
+    (49.9, 'bandwidth', 'card-leaf (scale-up)')
+    """
+    return Simulator(spec, **options).run(collective, size_bytes, algorithm, top_links=top_links)
+
+
+def _reverse_arcs(compiled: CompiledFabric, arcs: np.ndarray) -> np.ndarray:
+    """The opposite direction of each arc (arcs come in two halves)."""
+    half = len(compiled.arc_tail) // 2
+    return np.where(arcs < half, arcs + half, arcs - half)
+
+
+def _group_numbers(labels: np.ndarray) -> np.ndarray | None:
+    if any(label is None for label in labels):
+        return None
+    _, numbers = np.unique(np.array([str(label) for label in labels]), return_inverse=True)
+    return numbers
+
+
+def _arc_record(compiled: CompiledFabric, arc: int, utilization: np.ndarray, arc_bytes: np.ndarray) -> dict[str, Any]:
+    link = compiled.spec.links[compiled.arc_link[arc]]
+    forward = compiled.spec.node_index()[link.a] == compiled.arc_tail[arc]
+    return {
+        "link": int(compiled.arc_link[arc]),
+        "from": link.a if forward else link.b,
+        "to": link.b if forward else link.a,
+        "class": compiled.class_names[compiled.arc_class[arc]],
+        "bytes": float(arc_bytes[arc]),
+        "utilization": float(utilization[arc]),
+    }
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.3g} ms"
+
+
+def _megabytes(size: float) -> str:
+    return f"{size / 1e6:.3g} MB per rank"
