@@ -8,7 +8,9 @@ links), derives a "found" copy with a known set of faults (100 missing links,
 times ``diff_fabrics`` (best of a few runs) and checks the counts per class.
 For scale it times a simple baseline: two networkx graphs of ``(node, port)``
 ends and their edge-set difference, which finds missing and extra links only.
-Figures are printed, not asserted.
+It also times the same diff with every found node re-keyed by a GUID-style
+id (``ib:<16 hex>``), so that all nodes must be matched by name, as when a
+plan written with names meets a discovery. Figures are printed, not asserted.
 """
 
 from __future__ import annotations
@@ -79,6 +81,14 @@ def with_faults(plan: FabricSpec, seed: int = SEED) -> FabricSpec:
     return FabricSpec(f"{plan.name} (found)", tuple(nodes), tuple(link for link in links if link))
 
 
+def keyed_by_guid(spec: FabricSpec) -> FabricSpec:
+    """The same fabric with every node id replaced by an ``ib:<guid>`` id, names kept."""
+    new_id = {node.id: f"ib:{position:016x}" for position, node in enumerate(spec.nodes)}
+    nodes = tuple(dataclasses.replace(node, id=new_id[node.id]) for node in spec.nodes)
+    links = tuple(dataclasses.replace(link, a=new_id[link.a], b=new_id[link.b]) for link in spec.links)
+    return FabricSpec(spec.name, nodes, links, spec.attrs)
+
+
 def networkx_missing_extra(plan: FabricSpec, found: FabricSpec) -> tuple[int, int]:
     """Baseline: edge-set difference of two graphs whose nodes are (node, port) ends."""
     graphs = []
@@ -116,6 +126,9 @@ def main() -> None:
     csv_seconds = best_time(lambda: punch_list_csv(report), REPEATS)
     baseline_seconds = best_time(lambda: networkx_missing_extra(plan, found), REPEATS)
     baseline_missing, baseline_extra = networkx_missing_extra(plan, found)
+    found_by_guid = keyed_by_guid(found)
+    by_name_seconds = best_time(lambda: diff_fabrics(plan, found_by_guid), REPEATS)
+    by_name_counts = diff_fabrics(plan, found_by_guid).counts
 
     print()
     print("class | injected | reported")
@@ -132,6 +145,8 @@ def main() -> None:
         f"and {baseline_extra} extra (every moved cable counts as both; no classes, no quality)"
     )
     print(f"diff_fabrics / baseline time: {seconds / baseline_seconds:.2f}")
+    agreement = "same counts" if by_name_counts == counts else f"DIFFERENT counts {by_name_counts}"
+    print(f"diff_fabrics with every node matched by name: {by_name_seconds:.3f} s, {agreement}")
     print(f"summary: {report.summary}")
 
 

@@ -74,10 +74,14 @@ def test_failure_halfway_through_the_write_leaves_nothing(operator_client, monke
     """A database error after the nodes are written rolls the whole snapshot back."""
     from twin.fabrics import services
 
-    def failing_bulk_create(*args, **kwargs):
-        raise RuntimeError("disk full")
+    real_insert_rows = services.insert_rows
 
-    monkeypatch.setattr(services.Link.objects, "bulk_create", failing_bulk_create)
+    def insert_nodes_then_fail(model, columns, rows):
+        if model is services.Link:
+            raise RuntimeError("disk full")
+        real_insert_rows(model, columns, rows)
+
+    monkeypatch.setattr(services, "insert_rows", insert_nodes_then_fail)
     with pytest.raises(RuntimeError):
         services.snapshot_import(fabric_name="", files=[services.SourceFile("x.json", canonical_file())])
     assert Fabric.objects.count() == 0 and Node.objects.count() == 0

@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import { ReconnectingSocket, type ReconnectingSocketOptions } from "./reconnectingSocket";
+import { ReconnectingSocket, websocketUrl, type ReconnectingSocketOptions } from "./reconnectingSocket";
 import { FakeTimers, FakeWebSocket } from "./testing/fakes";
 
 function startSocket(overrides: Partial<ReconnectingSocketOptions> = {}) {
@@ -95,5 +95,18 @@ describe("ReconnectingSocket", () => {
       expect(timers.pending).toHaveLength(0);
       expect(FakeWebSocket.latest().closedByClient).toBe(true);
     });
+  });
+});
+
+describe("websocketUrl", () => {
+  it("follows the page's scheme and host", () => {
+    expect(websocketUrl({ protocol: "https:", host: "twin.example:8443" }, "/ws/runs/1/")).toBe(
+      "wss://twin.example:8443/ws/runs/1/",
+    );
+    expect(websocketUrl({ protocol: "http:", host: "localhost:8000" }, "/ws/runs/1/")).toBe("ws://localhost:8000/ws/runs/1/");
+  });
+
+  it("keeps an absolute websocket URL as given", () => {
+    expect(websocketUrl({ protocol: "http:", host: "a" }, "wss://b/ws/")).toBe("wss://b/ws/");
   });
 });

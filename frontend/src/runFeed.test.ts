@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import { RunFeed, websocketUrl } from "./runFeed";
+import { RunFeed } from "./runFeed";
 import { parseRun, type Run } from "./runState";
 import { FakeTimers, FakeWebSocket, runSnapshot, runStateMessage } from "./testing/fakes";
 
@@ -180,18 +180,5 @@ describe("RunFeed reconnects", () => {
     FakeWebSocket.latest().serverDrops();
     feed.stop();
     expect(timers.pending).toHaveLength(0);
-  });
-});
-
-describe("websocketUrl", () => {
-  it("follows the page's scheme and host", () => {
-    expect(websocketUrl({ protocol: "https:", host: "twin.example:8443" }, "/ws/runs/1/")).toBe(
-      "wss://twin.example:8443/ws/runs/1/",
-    );
-    expect(websocketUrl({ protocol: "http:", host: "localhost:8000" }, "/ws/runs/1/")).toBe("ws://localhost:8000/ws/runs/1/");
-  });
-
-  it("keeps an absolute websocket URL as given", () => {
-    expect(websocketUrl({ protocol: "http:", host: "a" }, "wss://b/ws/")).toBe("wss://b/ws/");
   });
 });

@@ -13,14 +13,6 @@ import {
 } from "./runState";
 import type { Timers } from "./timers";
 
-export {
-  openBrowserSocket,
-  websocketUrl,
-  type OpenSocket,
-  type SocketConnection,
-  type SocketHandlers,
-} from "./reconnectingSocket";
-
 export interface RunFeedOptions {
   readonly url: string;
   /** Called each time the shown run changes. */

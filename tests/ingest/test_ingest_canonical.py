@@ -242,3 +242,31 @@ def test_every_problem_is_reported_up_to_the_limit():
     with pytest.raises(IngestError) as caught:
         parse_fabric(text, source_name="many.json", options=ParseOptions(max_problems=3))
     assert len(caught.value.problems) == 3 and caught.value.truncated
+
+
+def test_fast_schema_check_never_clears_what_the_full_validator_rejects():
+    """The compiled validator only speeds up valid files: on every invalid document the two agree."""
+    from twin.ingest.parsers.canonical import _passes_fast_schema_check, _validator
+
+    valid = json.loads(export_canonical(supernode(cards=32, switch_radix=8, name="agree")))
+    mutations = [
+        lambda d: d.update(version=2),
+        lambda d: d.update(format="other"),
+        lambda d: d.pop("nodes"),
+        lambda d: d["nodes"][0].update(kind="gpu"),
+        lambda d: d["nodes"][0].update(extra=1),
+        lambda d: d["nodes"][0].update(radix="64"),
+        lambda d: d["links"][0].update(bandwidth_gbps="400"),
+        lambda d: d["links"][0].update(state="flapping"),
+        lambda d: d["links"][0].pop("a_port"),
+        lambda d: d["links"][0].update(attrs={"x": {"y": object.__name__}, "z": [1, {"w": None}]}),
+        lambda d: d.update(attrs=[]),
+    ]
+    for mutate in mutations:
+        document = json.loads(json.dumps(valid))
+        mutate(document)
+        text = json.dumps(document)
+        full_says_valid = not list(_validator().iter_errors(document))
+        assert _passes_fast_schema_check(text, document) == full_says_valid, text[:200]
+    assert _passes_fast_schema_check(json.dumps(valid), valid)
+    assert not _passes_fast_schema_check('{"a": NaN}', {"a": float("nan")})

@@ -132,12 +132,20 @@ def _compile_cached(spec: FabricSpec, transport: Transport) -> CompiledFabric:
     arc_latency = np.concatenate([cable, cable]) + forwarding[head]
     arc_cost = 1.0 + arc_scale_out * (len(tail) + 1.0)
 
-    classes: dict[str, int] = {}
-    arc_class = np.empty(len(tail), dtype=np.intp)
-    for arc, (a, b) in enumerate(zip(tail.tolist(), head.tolist())):
-        pair = sorted((level_names[a], level_names[b]), key=lambda name: _LEVELS.get(name, 2))
-        domain = "scale-out" if arc_scale_out[arc] else "scale-up"
-        arc_class[arc] = classes.setdefault(f"{pair[0]}-{pair[1]} ({domain})", len(classes))
+    # Link class: the two ends' levels (kind, tier or role), lower first, and the domain.
+    level_codes, level_of_node = np.unique(level_names, return_inverse=True)
+    rank_of_code = np.array([_LEVELS.get(name, 2) for name in level_codes])
+    low_first = rank_of_code[level_of_node[tail]] <= rank_of_code[level_of_node[head]]
+    low = np.where(low_first, level_of_node[tail], level_of_node[head])
+    high = np.where(low_first, level_of_node[head], level_of_node[tail])
+    class_keys, arc_class = np.unique(
+        (low * len(level_codes) + high) * 2 + arc_scale_out, return_inverse=True
+    )
+    class_names = tuple(
+        f"{level_codes[key // 2 // len(level_codes)]}-{level_codes[key // 2 % len(level_codes)]} "
+        f"({'scale-out' if key % 2 else 'scale-up'})"
+        for key in class_keys.tolist()
+    )
 
     keys = tail * node_count + head
     order = np.argsort(keys, kind="stable")
@@ -167,7 +175,7 @@ def _compile_cached(spec: FabricSpec, transport: Transport) -> CompiledFabric:
         arc_latency=arc_latency,
         arc_scale_out=arc_scale_out,
         arc_class=arc_class,
-        class_names=tuple(classes),
+        class_names=class_names,
         arc_cost=arc_cost,
         arc_keys=keys[order],
         arc_by_key=order,
@@ -222,13 +230,18 @@ def _group_distances(
     rows, columns = np.divmod(pair[first], node_count)
     reversed_graph = sparse.csr_array((pair_cost[first], (rows, columns)), shape=(node_count, node_count))
     attachment_nodes = sorted({node for group in attachments for node, _ in group})
-    distance = np.full((len(attachments), node_count), np.inf)
-    if attachment_nodes:
-        to_attachment = csgraph.dijkstra(reversed_graph, indices=attachment_nodes)
-        row = {node: position for position, node in enumerate(attachment_nodes)}
-        for group, members in enumerate(attachments):
-            for node, arc_cost in members:
-                np.minimum(distance[group], to_attachment[row[node]] + arc_cost, out=distance[group])
+    if not attachment_nodes:
+        return np.full((len(attachments), node_count), np.inf)
+    to_attachment = csgraph.dijkstra(reversed_graph, indices=attachment_nodes)
+    row = {node: position for position, node in enumerate(attachment_nodes)}
+    # Most groups have one attachment (a card on one leaf): one gather for all of them.
+    first_rows = np.array([row[group[0][0]] for group in attachments], dtype=np.intp)
+    first_costs = np.array([group[0][1] for group in attachments])
+    distance = to_attachment[first_rows]
+    distance += first_costs[:, None]
+    for number, group in enumerate(attachments):
+        for node, arc_cost in group[1:]:
+            np.minimum(distance[number], to_attachment[row[node]] + arc_cost, out=distance[number])
     return distance
 
 
@@ -358,7 +371,7 @@ def _choose(
     entries = np.arange(len(flows))
     if mode == "spray":
         entry = np.repeat(entries, counts)
-        starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.intp)
+        starts = np.cumsum(counts) - counts
         slot = np.arange(int(counts.sum())) - np.repeat(starts, counts)
         return flows[entry], (entry, slot), (mass / counts)[entry]
     if mode == "pinned":

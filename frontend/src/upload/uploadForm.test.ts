@@ -73,7 +73,7 @@ function submit(page: Page): Event {
 }
 
 const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
-const listed = (page: Page) => Array.from(page.fileList.querySelectorAll(":scope > li"), (item) => item.dataset["fileName"]);
+const listed = (page: Page) => Array.from(page.fileList.querySelectorAll<HTMLElement>(":scope > li"), (item) => item.dataset["fileName"]);
 
 beforeEach(() => FakeXhr.reset());
 
@@ -135,6 +135,7 @@ describe("submitting", () => {
     expect(page.button.disabled).toBe(true);
     expect(page.progress.hidden).toBe(false);
     expect(page.result.textContent).toBe("Uploading… 0.0%");
+    expect(page.form.getAttribute("aria-busy")).toBe("true");
 
     xhr.uploadProgress(512, 2048);
     expect(page.progress.value).toBe(25);
@@ -143,6 +144,7 @@ describe("submitting", () => {
     xhr.uploadProgress(2048, 2048);
     expect(page.progress.hasAttribute("value")).toBe(false); // indeterminate
     expect(page.result.textContent).toBe("Parsing and storing…");
+    expect(page.result.querySelector(".upload-status")?.hasAttribute("aria-hidden")).toBe(false);
     xhr.uploadProgress(2048, 2048); // late events change nothing
     xhr.uploadDone();
     expect(page.progress.hasAttribute("value")).toBe(false);
@@ -155,6 +157,7 @@ describe("submitting", () => {
     expect(page.result.querySelectorAll("ul.warnings li")).toHaveLength(1);
     expect(page.button.disabled).toBe(false);
     expect(page.progress.hidden).toBe(true);
+    expect(page.form.hasAttribute("aria-busy")).toBe(false);
   });
 
   it("shows the processing state when the upload ends without progress events", async () => {
@@ -240,6 +243,19 @@ describe("a rejected upload", () => {
     FakeXhr.latest().respond(201, storedResponse());
     await settle();
     expect(page.result.querySelector("#upload-open")).not.toBeNull();
+  });
+
+  it("also clears errors the server rendered for a post made without the script", () => {
+    const page = mount({
+      html: UPLOAD_FORM_HTML.replace(
+        "<ul class=\"file-list\" data-file-list></ul>\n  </div>",
+        '<ul class="file-list" data-file-list></ul>\n  </div><ul class="errorlist"><li>Bad file.</li></ul>' +
+          '<div class="upload-problems" id="upload-problems"><h3>a.txt</h3><ul class="errorlist"><li>x</li></ul></div>',
+      ),
+    });
+    expect(page.form.querySelectorAll("ul.errorlist")).toHaveLength(2);
+    submit(page);
+    expect(page.form.querySelectorAll("ul.errorlist, #upload-problems")).toHaveLength(0);
   });
 
   it("shows errors of fields the form lacks, and non-field errors, in the result", async () => {

@@ -98,7 +98,11 @@ export function wireUploadForm(form: HTMLFormElement, context: UploadContext): v
   }
 
   const setBusy = (busy: boolean): void => {
-    form.toggleAttribute("aria-busy", busy);
+    if (busy) {
+      form.setAttribute("aria-busy", "true");
+    } else {
+      form.removeAttribute("aria-busy");
+    }
     for (const button of form.querySelectorAll<HTMLButtonElement | HTMLInputElement>(
       'button[type="submit"], button:not([type]), input[type="submit"]',
     )) {
@@ -106,11 +110,9 @@ export function wireUploadForm(form: HTMLFormElement, context: UploadContext): v
     }
   };
 
+  // Ours, and any the server rendered for a post made before this script ran.
   const clearErrors = (): void => {
-    for (const stale of form.querySelectorAll(".field-error")) {
-      stale.remove();
-    }
-    for (const stale of fileList?.querySelectorAll("ul.errorlist") ?? []) {
+    for (const stale of form.querySelectorAll("ul.errorlist, .field-error, #upload-problems")) {
       stale.remove();
     }
     result.replaceChildren();
@@ -173,7 +175,8 @@ export function wireUploadForm(form: HTMLFormElement, context: UploadContext): v
     const body = new FormData(form);
     clearErrors();
     setBusy(true);
-    const status = element(doc, "p", { class: "upload-status muted" });
+    // Hidden from screen readers while it counts: the progress bar says the same without a flood of announcements.
+    const status = element(doc, "p", { class: "upload-status muted", "aria-hidden": "true" });
     result.replaceChildren(status);
     let sent = false;
     const showSending = (fraction: number): void => {
@@ -188,6 +191,7 @@ export function wireUploadForm(form: HTMLFormElement, context: UploadContext): v
       if (!sent) {
         sent = true;
         progress?.removeAttribute("value");
+        status.removeAttribute("aria-hidden");
         status.textContent = t("upload.processing");
       }
     };

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from twin.ingest.errors import IngestError, ProblemCollector
 from twin.ingest.hostlist import host_node_id
 from twin.ingest.options import ParseOptions
+from twin.ingest.parsers.infiniband import LANE_GBPS
 from twin.ingest.registry import Parser, register_parser
 from twin.simcore.model import FabricSpec, LinkSpec, NodeSpec
 
@@ -54,9 +55,8 @@ DEFAULT_LATENCY_NS = 10.0
 # Signal propagation in copper twinax and in fibre: about 5 ns per metre.
 NS_PER_METRE = 5.0
 
-# 4x data rates of InfiniBand (Gb/s); a 1x/2x/8x/12x link runs at N/4 of them.
-_IB_RATES = {"SDR": 10, "DDR": 20, "QDR": 40, "FDR10": 40, "FDR": 56, "EDR": 100, "HDR": 200, "NDR": 400, "XDR": 800}
-_IB_SPEED = re.compile(rf"(?:(\d+)x)?({'|'.join(sorted(_IB_RATES, key=len, reverse=True))})(\d+)?", re.IGNORECASE)
+# InfiniBand rate names, 4 lanes unless a width says otherwise ("1xNDR"), or split-port forms ("NDR200").
+_IB_SPEED = re.compile(rf"(?:(\d+)x)?({'|'.join(sorted(LANE_GBPS, key=len, reverse=True))})(\d+)?", re.IGNORECASE)
 _NUMERIC_SPEED = re.compile(r"(\d+(?:\.\d+)?)\s*(?:([MGT])(?:b/s|bps|bit/s|be|e|b)?)?", re.IGNORECASE)
 _UNIT_GBPS = {"m": 0.001, "g": 1.0, "t": 1000.0}
 SPEED_EXPECTED = "a speed such as 400G, 400 Gb/s, 400Gbps, 1.6T, 100M, 400 (Gb/s), NDR, 4xHDR or NDR200"
@@ -128,8 +128,7 @@ def parse_speed(text: str) -> tuple[float, dict[str, str]] | None:
         if split:  # NDR200, HDR100: a split port, its rate written out
             return float(split), {"speed": name}
         lanes = int(width) if width else 4
-        gbps = _IB_RATES[name] * lanes / 4
-        return gbps, {"speed": name} | ({"width": f"{lanes}x"} if width else {})
+        return LANE_GBPS[name] * lanes, {"speed": name} | ({"width": f"{lanes}x"} if width else {})
     if match := _NUMERIC_SPEED.fullmatch(text):
         number, unit = match.groups()
         return float(number) * _UNIT_GBPS[(unit or "g").lower()], {}
@@ -458,12 +457,14 @@ def _explicit_roles(
                 continue
             key = device.strip().lower()
             earlier, line = roles.setdefault(key, (role, cable.line))
-            if earlier != role and (earlier[0], role[0]) != ("switch", "switch") or None in (earlier[1], role[1]) and earlier[0] != role[0]:
+            if earlier[0] != role[0] or None not in (earlier[1], role[1]) and earlier[1] != role[1]:
                 problems.add(
                     f"{device!r} is a {_role_text(role)} here but a {_role_text(earlier)} on line {line}",
                     line=cable.line,
                     expected="one kind for each device",
                 )
+            elif earlier[1] is None and role[1] is not None:
+                roles[key] = (role, line)  # "switch" then "spine": the spine it is
     return roles
 
 

@@ -450,7 +450,7 @@ class IbnetdiscoverParser(Parser):
         return _DETECT_IBNETDISCOVER.search(text, 0, 1 << 16) is not None
 
     def parse(self, text: str, *, source_name: str, options: ParseOptions = ParseOptions()) -> FabricSpec:
-        if not text.strip():
+        if not text or text.isspace():  # (not strip(): no copy of a big file)
             raise IngestError("the file is empty", source=source_name, expected="ibnetdiscover output")
         problems = ProblemCollector(source_name, limit=options.max_problems)
         reader = _IbnetdiscoverReader(problems)
@@ -596,24 +596,25 @@ class _IbnetdiscoverReader:
         if port_line is None or node is None or port_line["speed"] not in _SPEEDS_OR_UNKNOWN:
             self.report_bad_port_line(number, stripped)
             return
-        port, speed = int(port_line["port"]), port_line["speed"]
+        port, prefix, guid, remote_port, lid, _, _, width, speed = port_line.groups()
+        here = (node.guid, int(port))
         end = _PortEnd(
-            port_line["guid"].lower(),
-            int(port_line["remote_port"]),
-            _PREFIX_TYPES[port_line["prefix"]],
-            WIDTH_LANES.get(port_line["width"]),
+            guid.lower(),
+            int(remote_port),
+            _PREFIX_TYPES[prefix],
+            WIDTH_LANES.get(width),
             None if speed == _UNKNOWN_SPEED else speed,
             number,
         )
-        first = self.ends.setdefault((node.guid, port), end)
+        first = self.ends.setdefault(here, end)
         if first is not end:
             self.problems.add(
                 f"port {port} of node {node.guid} is listed twice (first on line {first.line})",
                 line=number,
                 expected="each port once in its node's block",
             )
-        elif port_line["lid"] is not None:
-            self.port_lids.setdefault(node.guid, int(port_line["lid"]))  # a CA's LID is its port's
+        elif lid is not None:
+            self.port_lids.setdefault(node.guid, int(lid))  # a CA's LID is its port's
 
     def report_bad_port_line(self, number: int, stripped: str) -> None:
         """Say what is wrong with a line that starts like a port line but is no valid one."""
@@ -654,52 +655,53 @@ class _IbnetdiscoverReader:
 
     def emit(self, builder: _FabricBuilder) -> None:
         """Hand nodes and deduplicated links to ``builder``, checking that both ends agree."""
-        for guid, device in self.devices.items():
+        devices, ends = self.devices, self.ends
+        for guid, device in devices.items():
             port_lid = self.port_lids.get(guid)
             builder.add_device(device if device.lid is not None or port_lid is None else device._replace(lid=port_lid))
-        for (guid, port), end in self.ends.items():
-            here, there = (guid, port), (end.remote_guid, end.remote_port)
-            if here > there and self.ends.get(there, end)[:2] == here:
-                continue  # the same cable as printed from its other end, handled there
-            if self.agree(guid, port, end):
-                self.add_cable(builder, guid, port, end)
+        for here, end in ends.items():
+            there = end[:2]
+            back = ends.get(there)
+            if back is None or back[:2] != here or devices[there[0]].node_type != end.remote_type:
+                self.report_disagreement(here, end, back)
+            elif here < there:  # each cable once, from its lower end, at its first line
+                self.add_cable(builder, here, end._replace(line=min(end.line, back.line)))
+            elif here == there:
+                self.problems.add(
+                    f"port {here[1]} of node {here[0]} is plugged into itself",
+                    line=end.line,
+                    expected="a cable between two ports",
+                )
 
-    def agree(self, guid: str, port: int, end: _PortEnd) -> bool:
-        """Whether the far end exists and lists this link back; reports the problem if not."""
+    def report_disagreement(self, here: tuple[str, int], end: _PortEnd, back: _PortEnd | None) -> None:
+        """Report a port line whose far end has no block, or does not list the link back."""
         remote = self.devices.get(end.remote_guid)
         if remote is None:
             message = f"leads to node {end.remote_guid}, which has no block of its own (is the file cut short?)"
             expected = "a block for every node named at the far end of a port"
         elif remote.node_type != end.remote_type:
-            message = f"calls node {end.remote_guid} a {end.remote_type}, but its block (line {remote.line}) is a {remote.node_type}"
+            message = (
+                f"calls node {end.remote_guid} a {end.remote_type}, but its block (line {remote.line}) "
+                f"is a {remote.node_type}"
+            )
             expected = "the node type prefix (S-, H-, R-) that matches the node's own block"
         else:
-            back = self.ends.get((end.remote_guid, end.remote_port))
-            if back is not None and back[:2] == (guid, port):
-                return True
             said = "does not list it" if back is None else f"has it lead to {back.remote_guid}[{back.remote_port}] (line {back.line})"
             message = f"leads to port {end.remote_port} of node {end.remote_guid}, but that node's block {said}"
             expected = "every link listed from both of its ends"
-        self.problems.add(f"port {port} of node {guid} {message}", line=end.line, expected=expected)
-        return False
+        self.problems.add(f"port {here[1]} of node {here[0]} {message}", line=end.line, expected=expected)
 
-    def add_cable(self, builder: _FabricBuilder, guid: str, port: int, end: _PortEnd) -> None:
-        if (guid, port) == (end.remote_guid, end.remote_port):
-            builder.problems.add(
-                f"port {port} of node {guid} is plugged into itself", line=end.line, expected="a cable between two ports"
-            )
-        elif guid == end.remote_guid:
+    def add_cable(self, builder: _FabricBuilder, here: tuple[str, int], end: _PortEnd) -> None:
+        (guid, port), far_port = here, end.remote_port
+        if guid == end.remote_guid:
             # A loop-back cable between two ports of one switch (port testing) is real, but the
             # model's links join two different nodes: both ports go into the switch's attrs.
-            for near, far in ((port, end.remote_port), (end.remote_port, port)):
-                builder.add_idle_port(
-                    ib_node_id(guid),
-                    str(near),
-                    {"state": "up", "loopback_to": str(far), "width": _width_text(end.lanes), "speed": end.speed or _UNKNOWN_SPEED},
-                )
+            link = {"width": _width_text(end.lanes), "speed": end.speed or _UNKNOWN_SPEED}
+            for near, far in ((port, far_port), (far_port, port)):
+                builder.add_idle_port(self.devices[guid].id, str(near), {"state": "up", "loopback_to": str(far), **link})
         else:
             near, far = self.devices[guid].id, self.devices[end.remote_guid].id
-            builder.cables.append(_Cable(near, str(port), far, str(end.remote_port), end.lanes, end.speed, end.line))
+            builder.cables.append(_Cable(near, str(port), far, str(far_port), end.lanes, end.speed, end.line))
 
 
 # --------------------------------------------------------------------------------------------
@@ -775,7 +777,7 @@ class IblinkinfoParser(Parser):
         return _DETECT_IBLINKINFO.search(text, 0, 1 << 16) is not None
 
     def parse(self, text: str, *, source_name: str, options: ParseOptions = ParseOptions()) -> FabricSpec:
-        if not text.strip():
+        if not text or text.isspace():  # (not strip(): no copy of a big file)
             raise IngestError("the file is empty", source=source_name, expected="iblinkinfo output")
         problems = ProblemCollector(source_name, limit=options.max_problems)
         builder = _FabricBuilder(problems, options)

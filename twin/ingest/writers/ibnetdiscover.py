@@ -66,7 +66,7 @@ def export_ibnetdiscover(spec: FabricSpec) -> str:
             ports[near].append((_port_number(near, near_port), by_id[far], _port_number(far, far_port), width_speed))
 
     first_adapter = next((node for node in nodes if node.kind != "switch"), nodes[0] if nodes else None)
-    origin = guids[first_adapter.id] if first_adapter else 0
+    origin = _hex(spec.attrs.get("initiated_from")) or (guids[first_adapter.id] if first_adapter else 0)
     lines = [
         "#",
         f"# Topology file: generated on {spec.attrs.get('generated_on', _EPOCH_CTIME)}",
