@@ -52,6 +52,14 @@ def browser():
         browser.close()
 
 
+def log_in(page, base_url: str) -> None:
+    page.goto(base_url + "/")
+    assert "/login/" in page.url
+    page.fill("#id_username", "admin")
+    page.fill("#id_password", ADMIN_PASSWORD)
+    page.click("button[type=submit]")
+
+
 def test_login_run_and_redis_outage(tmp_path, stack_database_url, browser):
     redis = EmbeddedRedis(workdir=tmp_path / "redis").start()
     stack = Stack(data_dir=tmp_path, env_overrides={"DATABASE_URL": stack_database_url, "REDIS_URL": redis.url})
@@ -61,11 +69,7 @@ def test_login_run_and_redis_outage(tmp_path, stack_database_url, browser):
             frames: list[str] = []
             page.on("websocket", lambda ws: ws.on("framereceived", lambda payload: frames.append(payload)))
 
-            page.goto(stack.base_url + "/")
-            assert "/login/" in page.url
-            page.fill("#id_username", "admin")
-            page.fill("#id_password", ADMIN_PASSWORD)
-            page.click("button[type=submit]")
+            log_in(page, stack.base_url)
             page.click("text=demo-supernode")
             page.wait_for_selector("#snapshot-summary")
             assert "1024" in page.inner_text("#snapshot-summary")
@@ -98,3 +102,49 @@ def test_login_run_and_redis_outage(tmp_path, stack_database_url, browser):
     finally:
         redis.stop()
         shutil.rmtree(tmp_path / "redis", ignore_errors=True)
+
+
+def test_upload_with_progress_and_live_news_for_other_viewers(tmp_path, stack_database_url, browser):
+    """Upload in one tab (drop-in file list, progress, summary, per-file errors) while another
+    tab shows the fabric and hears about the new snapshot over its websocket."""
+    from twin.ingest import export_canonical
+    from twin.simcore.generate import supernode
+
+    good = tmp_path / "lab.json"
+    good.write_text(export_canonical(supernode(cards=64, switch_radix=16, name="lab")))
+    bad = tmp_path / "broken.json"
+    bad.write_text('{"format": "twin-fabric",\n "version": 1,\n "name": "lab",\n "nodes": [}')
+    redis = EmbeddedRedis(workdir=tmp_path / "redis").start()
+    try:
+        with Stack(data_dir=tmp_path, env_overrides={"DATABASE_URL": stack_database_url, "REDIS_URL": redis.url}, drop_env=()) as stack:
+            uploader = browser.new_page()
+            log_in(uploader, stack.base_url)
+            uploader.goto(stack.base_url + "/upload/")
+            uploader.set_input_files("input[name=file]", [str(bad)])
+            assert "broken.json" in uploader.inner_text("[data-file-list]")
+            uploader.click("#upload-form button[type=submit]")
+            uploader.wait_for_selector("[data-file-list] .errorlist", timeout=30000)
+            assert "broken.json line 4" in uploader.inner_text("[data-file-list]")
+
+            uploader.set_input_files("input[name=file]", [str(good)])
+            uploader.click("#upload-form button[type=submit]")
+            uploader.wait_for_selector("#upload-open", timeout=60000)
+            result = uploader.inner_text("[data-upload-result]")
+            assert "v1" in result and "twin-fabric" in result
+
+            watcher = browser.new_page()
+            log_in(watcher, stack.base_url)
+            watcher.goto(stack.base_url + uploader.get_attribute("#upload-open", "href"))
+            watcher.wait_for_selector("#snapshot-summary")
+            watcher.wait_for_timeout(1000)  # let the fabric socket connect before the next upload
+
+            uploader.goto(stack.base_url + "/upload/")
+            uploader.set_input_files("input[name=file]", [str(good)])
+            uploader.fill("#id_fabric", "lab")
+            uploader.click("#upload-form button[type=submit]")
+            uploader.wait_for_selector("#upload-open", timeout=60000)
+            watcher.wait_for_selector("#fabric-live:not([hidden])", timeout=20000)
+            news = watcher.inner_text("#fabric-live")
+            assert "v2" in news and "admin" in news
+    finally:
+        redis.stop()

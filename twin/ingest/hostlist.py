@@ -40,7 +40,7 @@ MAX_HOSTLIST_SIZE = 65_536
 _RANGE = re.compile(r"(\d+)(?:-(\d+))?")
 # A host-name label (RFC 1123) that starts with a letter and ends with a digit:
 # "node01", "gpu-r03-n01", "srv1101"; not "8xH100", "topo", "nvidia-smi".
-_NUMBERED_HOST = re.compile(r"[A-Za-z](?:[A-Za-z0-9-]{0,61}[0-9])?")
+_NUMBERED_HOST = re.compile(r"[A-Za-z][A-Za-z0-9-]{0,61}[0-9]")
 
 
 class HostlistError(ValueError):

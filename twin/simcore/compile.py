@@ -218,30 +218,51 @@ def _group_distances(
     is_card: np.ndarray,
     node_count: int,
 ) -> np.ndarray:
-    """Routing cost from every node to each group's cards, never entering a card on the way."""
-    transit = ~is_card[head]
-    # Reversed graph (distances *to* an attachment node from every node), one
-    # entry per node pair with the cheapest of its parallel arcs: sparse
-    # constructors would add parallel arcs' costs up.
-    pair = head[transit].astype(np.int64) * node_count + tail[transit]
-    order = np.lexsort((cost[transit], pair))
-    pair, pair_cost = pair[order], cost[transit][order]
+    """Routing cost from every node to each group's cards, never crossing a card on the way.
+
+    Shortest paths run on the transit (non-card) nodes only, from each
+    attachment node backwards; a card's own cost is then its best first arc.
+    """
+    distance = np.full((len(attachments), node_count), np.inf)
+    transit_nodes = np.flatnonzero(~is_card)
+    compact = np.full(node_count, -1, dtype=np.intp)
+    compact[transit_nodes] = np.arange(len(transit_nodes))
+    between = ~is_card[tail] & ~is_card[head]
+    # One entry per node pair with the cheapest of its parallel arcs: sparse
+    # constructors would add parallel arcs' costs up. Reversed: costs *to* a node.
+    pair = compact[head[between]].astype(np.int64) * len(transit_nodes) + compact[tail[between]]
+    order = np.lexsort((cost[between], pair))
+    pair, pair_cost = pair[order], cost[between][order]
     first = np.concatenate([[True], pair[1:] != pair[:-1]])
-    rows, columns = np.divmod(pair[first], node_count)
-    reversed_graph = sparse.csr_array((pair_cost[first], (rows, columns)), shape=(node_count, node_count))
+    rows, columns = np.divmod(pair[first], len(transit_nodes))
+    reversed_graph = sparse.csr_array(
+        (pair_cost[first], (rows, columns)), shape=(len(transit_nodes), len(transit_nodes))
+    )
     attachment_nodes = sorted({node for group in attachments for node, _ in group})
     if not attachment_nodes:
-        return np.full((len(attachments), node_count), np.inf)
-    to_attachment = csgraph.dijkstra(reversed_graph, indices=attachment_nodes)
+        return distance
+    to_attachment = csgraph.dijkstra(reversed_graph, indices=compact[attachment_nodes])
     row = {node: position for position, node in enumerate(attachment_nodes)}
     # Most groups have one attachment (a card on one leaf): one gather for all of them.
     first_rows = np.array([row[group[0][0]] for group in attachments], dtype=np.intp)
     first_costs = np.array([group[0][1] for group in attachments])
-    distance = to_attachment[first_rows]
-    distance += first_costs[:, None]
+    transit_distance = to_attachment[first_rows] + first_costs[:, None]
     for number, group in enumerate(attachments):
         for node, arc_cost in group[1:]:
-            np.minimum(distance[number], to_attachment[row[node]] + arc_cost, out=distance[number])
+            np.minimum(transit_distance[number], to_attachment[row[node]] + arc_cost, out=transit_distance[number])
+    distance[:, transit_nodes] = transit_distance
+    # A card (as a source) is as far as its best arc into the transit nodes.
+    leaving = is_card[tail] & ~is_card[head]
+    card_tails, card_heads, card_costs = tail[leaving], head[leaving], cost[leaving]
+    order = np.argsort(card_tails, kind="stable")
+    card_tails, card_heads, card_costs = card_tails[order], card_heads[order], card_costs[order]
+    # Round r takes each card's r-th arc, so no card appears twice in one assignment.
+    starts = np.searchsorted(card_tails, card_tails, side="left")
+    arc_round = np.arange(len(card_tails)) - starts
+    for number in range(int(arc_round.max(initial=-1)) + 1):
+        chosen = arc_round == number
+        cards, heads = card_tails[chosen], card_heads[chosen]
+        distance[:, cards] = np.minimum(distance[:, cards], distance[:, heads] + card_costs[chosen])
     return distance
 
 
