@@ -21,7 +21,8 @@ from twin.ingest.parsers.cabling import (
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 NETBOX = (DATA / "cabling" / "netbox_cables_import.csv").read_text()
-OTHER_SAMPLES = sorted(path for folder in ("slurm", "nccl_xml", "nvidia_smi", "lldp") for path in (DATA / folder).iterdir())
+# The other formats' samples, the InfiniBand ones included (tests/data/ib belongs to those parsers' tests).
+OTHER_SAMPLES = sorted(path for folder in ("slurm", "nccl_xml", "nvidia_smi", "lldp", "ib") for path in (DATA / folder).glob("*"))
 
 # Rows start on line 2.
 POINT_TO_POINT = """\
@@ -152,7 +153,7 @@ def test_accepted_speed_forms(text, gbps):
     assert parse_speed(text)[0] == pytest.approx(gbps)
 
 
-@pytest.mark.parametrize("text", ["fast", "400 GB", "G400", "4x", "-400G", ""])
+@pytest.mark.parametrize("text", ["fast", "400 GB", "400 GB/s", "G400", "4x", "-400G", ""])
 def test_rejected_speed_forms(text):
     assert parse_speed(text) is None
 

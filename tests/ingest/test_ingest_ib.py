@@ -300,8 +300,7 @@ def test_lids_are_no_identity():
 
 def test_tiers_are_inferred_from_the_graph():
     core = "b8599f0300ccee00"
-    spine_ports = SAMPLE.split('Switch\t65 "S-b8599f0300fc6d40"')[1].split("\n\n")[0]
-    assert spine_ports  # the spine gets one uplink to a core switch:
+    # The spine gets one uplink to a core switch.
     text = SAMPLE.replace(
         '[65]\t"H-b8599f0300fc6d50"', f'[40]\t"S-{core}"[1]\t\t# "MF0;core01:MQM9700/U1" lid 7 4xNDR\n[65]\t"H-b8599f0300fc6d50"'
     ) + switch(core, "MF0;core01:MQM9700/U1", 7, [to_switch(1, SPINE, 40, "MF0;spine01:MQM9700/U1", 1)])
@@ -397,6 +396,12 @@ def test_bad_guid_in_a_node_line():
     assert error.line == line_of(text, '"H-0c42a103008608"') and "bad node GUID" in error.message
 
 
+def test_a_bad_node_line_is_reported_once_not_for_each_of_its_ports():
+    text = SAMPLE.replace("Switch\t65", "Switch\t0", 1)
+    error = parse_error(text)
+    assert error.line == line_of(text, "Switch\t0") and len(error.problems) == 1
+
+
 def test_bad_width():
     text = SAMPLE.replace('lid 13 4xNDR', 'lid 13 5xNDR')
     error = parse_error(text)
@@ -453,3 +458,11 @@ def test_iblinkinfo_ca_blocks_resolve_far_ends_by_lid():
     ids = {node.id for node in fabric.nodes}
     assert "ib:0c42a10300860500" in ids and "node05/nic:mlx5_0" not in ids
     assert len(fabric.links) == 7  # the CA's line is the same cable as leaf02's port 1
+
+
+def test_docstring_examples():
+    import doctest
+
+    from twin.ingest.parsers import infiniband
+
+    assert doctest.testmod(infiniband).failed == 0

@@ -37,6 +37,18 @@ def test_parsed_dump_round_trips_exactly():
     assert read_back(fabric) == fabric
 
 
+def test_router_round_trips_as_a_router():
+    router = "0002c90000000abc"
+    text = SAMPLE.replace(
+        '[65]\t"H-b8599f0300fc6d50"', f'[40]\t"R-{router}"[1] ({router.lstrip("0")}) \t\t# "gw01" lid 30 4xNDR\n[65]\t"H-b8599f0300fc6d50"'
+    ) + f'\nvendid=0x2c9\ndevid=0x1\nsysimgguid=0x{router.lstrip("0")}\nrtguid=0x{router.lstrip("0")}\nRt\t1 "R-{router}"\t\t# "gw01"\n' + (
+        f'[1]({router.lstrip("0")}) \t"S-b8599f0300fc6d40"[40]\t\t# lid 30 lmc 0 "MF0;spine01:MQM9700/U1" lid 1 4xNDR\n'
+    )
+    fabric = parse_fabric(text, source_name="export.topo")
+    assert next(node for node in fabric.nodes if node.name == "gw01").attrs["node_type"] == "router"
+    assert read_back(fabric) == fabric
+
+
 @pytest.mark.parametrize(
     "fabric",
     [supernode(cards=64, switch_radix=16), fat_tree(endpoints=128, radix=8), fat_tree(endpoints=96, radix=8, oversubscription=3)],

@@ -13,7 +13,8 @@ from twin.ingest.parsers.nvidia_smi import NvidiaSmiTopoParser
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 H100 = (DATA / "nvidia_smi" / "nvidia-smi_topo_m_8xH100.txt").read_text()
-OTHER_SAMPLES = sorted(path for folder in ("slurm", "nccl_xml", "cabling", "lldp") for path in (DATA / folder).iterdir())
+# The other formats' samples, the InfiniBand ones included (tests/data/ib belongs to those parsers' tests).
+OTHER_SAMPLES = sorted(path for folder in ("slurm", "nccl_xml", "cabling", "lldp", "ib") for path in (DATA / folder).glob("*"))
 
 # An old driver: SOC instead of SYS, a NIC column named by its device, no NIC Legend, DGX-1 style mesh.
 OLD_DGX1 = """\

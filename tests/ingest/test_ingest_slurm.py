@@ -15,7 +15,8 @@ SLURM = DATA / "slurm"
 TREE = (SLURM / "slurm_topology_tree_2tier.conf").read_text()
 BLOCK = (SLURM / "slurm_topology_block.conf").read_text()
 TOPOGRAPH = (SLURM / "topograph-tree.conf").read_text()
-OTHER_SAMPLES = sorted(path for folder in ("nccl_xml", "nvidia_smi", "cabling", "lldp") for path in (DATA / folder).iterdir())
+# The other formats' samples, the InfiniBand ones included (tests/data/ib belongs to those parsers' tests).
+OTHER_SAMPLES = sorted(path for folder in ("nccl_xml", "nvidia_smi", "cabling", "lldp", "ib") for path in (DATA / folder).glob("*"))
 
 
 def parse(text: str, options: ParseOptions = ParseOptions()):

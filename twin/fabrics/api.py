@@ -5,20 +5,23 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework import generics, serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
+from rest_framework.exceptions import NotFound
 from rest_framework.views import APIView
 
 from twin.ingest import ParseOptions, registered_parsers
 from twin.simcore.diff import punch_list_csv
+from twin.simcore.paths import NoPath, hop_path
 from twin.simcore.model import MAX_LINK_GBPS
 
 from .exports import EXPORT_FORMATS
 from .models import Fabric, Snapshot, SnapshotRole
-from .selectors import fabric_list, snapshot_diff, snapshot_graph, snapshot_spec_get
-from .services import snapshot_import, source_files_from_uploads
+from .selectors import fabric_list, node_detail, snapshot_diff, snapshot_graph, snapshot_search, snapshot_spec_get
+from .services import snapshot_import, snapshot_layout_get_or_create, source_files_from_uploads
 
 __all__ = (
     "FabricListApi", "FabricDetailApi", "FabricSnapshotListApi", "SnapshotUploadApi", "SnapshotDetailApi",
-    "SnapshotGraphApi", "SnapshotExportApi", "SnapshotDiffApi",
+    "SnapshotGraphApi", "SnapshotExportApi", "SnapshotDiffApi", "SnapshotLayoutApi", "SnapshotSearchApi",
+    "SnapshotNodeApi", "SnapshotPathApi",
 )
 
 
@@ -171,3 +174,50 @@ class SnapshotDiffApi(APIView):
             response["Content-Disposition"] = f'attachment; filename="{expected.fabric.name}-v{expected.version}-vs-v{found.version}-punch-list.csv"'
             return response
         return Response({**report.as_plain(), "expected_snapshot": SnapshotSerializer(expected).data, "found_snapshot": SnapshotSerializer(found).data})
+
+
+class SnapshotLayoutApi(APIView):
+    """The map layout of a snapshot (tier rows, groups for level of detail, columnar arrays);
+    computed on first request and stored."""
+
+    @extend_schema(responses={200: OpenApiResponse(description="layout: bounds, groups, nodes, links, group_links (see docs/map.md)")})
+    def get(self, request, pk: int):
+        return Response(snapshot_layout_get_or_create(snapshot=get_object_or_404(Snapshot, pk=pk)))
+
+
+class SnapshotSearchApi(APIView):
+    """Nodes of a snapshot by name, GUID, host or PCI bus id (at most 20)."""
+
+    @extend_schema(parameters=[OpenApiParameter("q", str, required=True)], responses={200: OpenApiResponse(description='{"results": [{id, name, kind, tier, host, match}]}')})
+    def get(self, request, pk: int):
+        snapshot = get_object_or_404(Snapshot, pk=pk)
+        return Response({"results": snapshot_search(snapshot=snapshot, query=request.query_params.get("q", ""))})
+
+
+class SnapshotNodeApi(APIView):
+    """One node of a snapshot with its ports, peers, speeds, states and counters."""
+
+    @extend_schema(parameters=[OpenApiParameter("id", str, required=True, description="node id (GUID, bus id or name)")])
+    def get(self, request, pk: int):
+        snapshot = get_object_or_404(Snapshot, pk=pk)
+        key = request.query_params.get("id", "")
+        detail = node_detail(snapshot=snapshot, key=key)
+        if detail is None:
+            raise NotFound(f"Snapshot {snapshot.pk} has no node {key!r}.")
+        return Response(detail)
+
+
+class SnapshotPathApi(APIView):
+    """A shortest path between two nodes over links that are up, with its hop count
+    (switches traversed: 1 under one leaf, 3 across a spine)."""
+
+    @extend_schema(parameters=[OpenApiParameter("a", str, required=True), OpenApiParameter("b", str, required=True)])
+    def get(self, request, pk: int):
+        snapshot = get_object_or_404(Snapshot, pk=pk)
+        a, b = request.query_params.get("a", ""), request.query_params.get("b", "")
+        if not a or not b:
+            raise serializers.ValidationError({"a": "Give both ends: ?a=<node id>&b=<node id>."})
+        try:
+            return Response(hop_path(snapshot_spec_get(snapshot_id=snapshot.pk), a, b))
+        except NoPath as error:
+            raise NotFound(str(error)) from error

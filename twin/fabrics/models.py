@@ -5,7 +5,7 @@ from django.utils.translation import gettext_lazy as _
 
 from twin.simcore.model import LINK_DOMAINS, LINK_STATES, NODE_KINDS, SWITCH_TIERS
 
-__all__ = ("Fabric", "SnapshotRole", "Snapshot", "Node", "Link")
+__all__ = ("Fabric", "SnapshotRole", "Snapshot", "SnapshotLayout", "Node", "Link")
 
 
 def choices(values: tuple[str, ...]) -> list[tuple[str, str]]:
@@ -106,3 +106,14 @@ class Link(models.Model):
 
     def __str__(self) -> str:
         return f"{self.a_id}:{self.a_port} - {self.b_id}:{self.b_port}"
+
+
+class SnapshotLayout(models.Model):
+    """The map layout of a snapshot, computed on first view and kept: snapshots never change."""
+
+    snapshot = models.OneToOneField(Snapshot, on_delete=models.CASCADE, primary_key=True, related_name="layout")
+    data = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"layout of {self.snapshot}"

@@ -1,5 +1,5 @@
 """Reads of fabrics. `snapshot_spec_get` is the one place that turns rows into core plain data."""
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from twin.common.errors import ApplicationError
 
@@ -8,7 +8,9 @@ from twin.simcore.model import FabricSpec, LinkSpec, NodeSpec
 
 from .models import Fabric, Link, Node, Snapshot
 
-__all__ = ("fabric_list", "snapshot_spec_get", "snapshot_graph", "snapshot_diff")
+__all__ = ("fabric_list", "snapshot_spec_get", "snapshot_graph", "snapshot_diff", "snapshot_search", "node_detail", "SEARCH_LIMIT")
+
+SEARCH_LIMIT = 20
 
 NODE_FIELDS = ("pk", "key", "kind", "name", "tier", "radix", "host", "attrs")
 LINK_FIELDS = ("a_id", "a_port", "b_id", "b_port", "bandwidth_gbps", "latency_ns", "state", "domain", "attrs")
@@ -62,3 +64,57 @@ def snapshot_diff(*, expected: Snapshot, found: Snapshot) -> DiffReport:
             f"({expected.fabric.name}, {found.fabric.name}); compare snapshots of one fabric."
         )
     return diff_fabrics(snapshot_spec_get(snapshot_id=expected.pk), snapshot_spec_get(snapshot_id=found.pk))
+
+
+def snapshot_search(*, snapshot: Snapshot, query: str) -> list[dict]:
+    """Nodes whose name, id (GUIDs are ids), host or PCI bus id contains `query`, best first:
+    exact matches, then prefixes, then the rest, by name."""
+    text = query.strip()
+    if not text:
+        return []
+    found = (
+        snapshot.nodes.filter(
+            Q(name__icontains=text) | Q(key__icontains=text) | Q(host__icontains=text) | Q(attrs__bus_id__icontains=text) | Q(attrs__guid__icontains=text)
+        )
+        .order_by("name")
+        .values("key", "name", "kind", "tier", "host", "attrs")[: SEARCH_LIMIT * 5]
+    )
+    lowered = text.lower()
+
+    def matched_on(row) -> str:
+        if lowered in row["name"].lower():
+            return "name"
+        if lowered in str(row["attrs"].get("guid", "")).lower() or lowered in row["key"].lower():
+            return "guid" if "guid" in row["attrs"] or row["key"].startswith("ib:") else "name"
+        if row["host"] and lowered in row["host"].lower():
+            return "host"
+        return "bus_id"
+
+    def rank(row) -> tuple:
+        name = row["name"].lower()
+        return (name != lowered, not name.startswith(lowered), name)
+
+    return [
+        {"id": row["key"], "name": row["name"], "kind": row["kind"], "tier": row["tier"], "host": row["host"], "match": matched_on(row)}
+        for row in sorted(found, key=rank)[:SEARCH_LIMIT]
+    ]
+
+
+def node_detail(*, snapshot: Snapshot, key: str) -> dict | None:
+    """A node with each of its ports: peer, speed, state and counters."""
+    node = snapshot.nodes.filter(key=key).first()
+    if node is None:
+        return None
+    ports = []
+    for link in Link.objects.filter(Q(a=node) | Q(b=node), snapshot=snapshot).select_related("a", "b").order_by("pk"):
+        mine_is_a = link.a_id == node.pk
+        peer, port, peer_port = (link.b, link.a_port, link.b_port) if mine_is_a else (link.a, link.b_port, link.a_port)
+        ports.append({
+            "port": port, "peer": peer.key, "peer_name": peer.name, "peer_port": peer_port,
+            "bandwidth_gbps": link.bandwidth_gbps, "latency_ns": link.latency_ns, "state": link.state, "domain": link.domain, "attrs": link.attrs,
+        })
+    ports.sort(key=lambda item: (len(item["port"]), item["port"]))
+    return {
+        "id": node.key, "name": node.name, "kind": node.kind, "tier": node.tier, "radix": node.radix,
+        "host": node.host, "attrs": node.attrs, "ports": ports,
+    }

@@ -11,12 +11,14 @@ from twin.common.errors import ApplicationError
 from twin.ingest import IngestError, ParseOptions, detect_format, parse_fabric
 from twin.ingest.merge import merge_fabrics
 from twin.ingest.summary import fabric_summary
+from twin.simcore.layout import fabric_layout
 from twin.simcore.model import FabricSpec
 
-from .models import Fabric, Link, Node, Snapshot, SnapshotRole
+from .models import Fabric, Link, Node, Snapshot, SnapshotLayout, SnapshotRole
 from .realtime import fabric_broadcast_snapshot
+from .selectors import snapshot_spec_get
 
-__all__ = ("SourceFile", "UploadRejected", "source_files_from_uploads", "snapshot_create", "snapshot_import")
+__all__ = ("SourceFile", "UploadRejected", "source_files_from_uploads", "snapshot_create", "snapshot_import", "snapshot_layout_get_or_create")
 
 BULK_BATCH = 5000
 NODE_COLUMNS = ("snapshot_id", "key", "kind", "name", "tier", "radix", "host", "attrs")
@@ -187,3 +189,14 @@ def snapshot_import(
         role=role,
         user=user,
     )
+
+
+def snapshot_layout_get_or_create(*, snapshot: Snapshot) -> dict:
+    """The snapshot's map layout, computed once and stored (two first viewers at once may both
+    compute it; the second write is a no-op)."""
+    stored = SnapshotLayout.objects.filter(snapshot=snapshot).values_list("data", flat=True).first()
+    if stored is not None:
+        return stored
+    data = {**fabric_layout(snapshot_spec_get(snapshot_id=snapshot.pk)), "snapshot": snapshot.pk}
+    SnapshotLayout.objects.get_or_create(snapshot=snapshot, defaults={"data": data})
+    return data

@@ -25,7 +25,9 @@ the flow's bytes on the arc) with one vectorised walk over all flows:
 - ``"spray"``: ideal packet spraying, bytes split equally over the equal-cost
   next hops at every hop;
 - ``"pinned"``: static destination routing (InfiniBand's d-mod-k): the next
-  hop is picked by the destination's number, the same for every source.
+  hop is the destination's number modulo the choices, divided first by the
+  choices already made on the way, so successive tiers spread destinations
+  the way a fat-tree's d-mod-k tables do; the same for every source.
 """
 
 from __future__ import annotations
@@ -69,6 +71,7 @@ class CompiledFabric:
     arc_latency: np.ndarray  # s: cable plus the forwarding latency of the head
     arc_scale_out: np.ndarray
     arc_class: np.ndarray
+    arc_level: np.ndarray  # level of the arc's higher end: card 0, leaf 4, spine 5, core 6
     class_names: tuple[str, ...]
     arc_cost: np.ndarray
     arc_keys: np.ndarray  # tail * nodes + head, sorted
@@ -175,6 +178,7 @@ def _compile_cached(spec: FabricSpec, transport: Transport) -> CompiledFabric:
         arc_latency=arc_latency,
         arc_scale_out=arc_scale_out,
         arc_class=arc_class,
+        arc_level=np.maximum(rank_of_code[level_of_node[tail]], rank_of_code[level_of_node[head]]),
         class_names=class_names,
         arc_cost=arc_cost,
         arc_keys=keys[order],
@@ -233,7 +237,8 @@ def _group_distances(
     pair = compact[head[between]].astype(np.int64) * len(transit_nodes) + compact[tail[between]]
     order = np.lexsort((cost[between], pair))
     pair, pair_cost = pair[order], cost[between][order]
-    first = np.concatenate([[True], pair[1:] != pair[:-1]])
+    first = np.ones(len(pair), dtype=bool)
+    first[1:] = pair[1:] != pair[:-1]
     rows, columns = np.divmod(pair[first], len(transit_nodes))
     reversed_graph = sparse.csr_array(
         (pair_cost[first], (rows, columns)), shape=(len(transit_nodes), len(transit_nodes))
@@ -299,6 +304,7 @@ def route(
     moving = at != target_nodes
     flows, at, mass = flows[moving], at[moving], mass[moving]
     recorded_flows, recorded_arcs, recorded_mass = [], [], []
+    divisor = np.ones(flow_count, dtype=np.intp)  # pinned: choices made so far, per flow
     for hop in range(node_count):
         if not len(flows):
             break
@@ -319,7 +325,7 @@ def route(
         counts = (hi - lo)[leaving]
         exits_base = lo[leaving]
         chosen_flows, chosen_slots, chosen_mass = _choose(
-            flows[leaving], mass[leaving], counts, hop, mode, seed, keys, targets
+            flows[leaving], mass[leaving], counts, hop, mode, seed, keys, targets, divisor
         )
         exit_arcs = compiled.arc_by_key[exits_base[chosen_slots[0]] + chosen_slots[1]]
         recorded_flows.append(chosen_flows)
@@ -353,7 +359,7 @@ def route(
         candidates = np.take_along_axis(candidates, order, axis=1)
         pair_counts = valid.sum(axis=1)
         chosen_flows, (entry, slot), chosen_mass = _choose(
-            flows, mass, pair_counts[pair_of], hop, mode, seed, keys, targets
+            flows, mass, pair_counts[pair_of], hop, mode, seed, keys, targets, divisor
         )
         arcs = candidates[pair_of[entry], slot]
         recorded_flows.append(chosen_flows)
@@ -387,6 +393,7 @@ def _choose(
     seed: int,
     keys: np.ndarray,
     targets: np.ndarray,
+    divisor: np.ndarray,
 ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray], np.ndarray]:
     """Pick next-hop slots: returns (flow, (entry, slot), mass) per chosen option."""
     entries = np.arange(len(flows))
@@ -396,7 +403,8 @@ def _choose(
         slot = np.arange(int(counts.sum())) - np.repeat(starts, counts)
         return flows[entry], (entry, slot), (mass / counts)[entry]
     if mode == "pinned":
-        slot = targets[flows] % counts
+        slot = (targets[flows] // divisor[flows]) % counts
+        divisor[flows] *= counts
     else:
         slot = (_hash(keys[flows], seed, hop) % counts.astype(np.uint64)).astype(np.intp)
     return flows, (entries, slot), mass

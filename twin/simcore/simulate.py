@@ -210,7 +210,7 @@ class Simulator:
         )
         result["choice"] = {
             "reason": reason,
-            "candidates": {name: evaluated[name].time for name in ranking},
+            "candidates": {name: float(evaluated[name].time) for name in ranking},
             "skipped": skipped,
         }
         return result
@@ -262,7 +262,7 @@ class _Evaluation:
                 "name": phase.name,
                 "steps": phase.steps,
                 "flows": int(pattern.routes.incidence.shape[0]),
-                "bytes_per_flow": bytes_per_flow,
+                "bytes_per_flow": float(bytes_per_flow),
                 "slowest_rate_GBps": float(pattern.rates[slowest]) / 1e9,
                 "step_s": step,
                 "time_s": phase.steps * step,
@@ -278,18 +278,18 @@ class _Evaluation:
         link_utilization = np.zeros(link_count)
         np.maximum.at(link_utilization, compiled.arc_link, arc_utilization)
         hottest = np.argsort(-arc_utilization, kind="stable")[:top_links]
-        algbw = self.size_bytes / self.time / 1e9
+        algbw = float(self.size_bytes / self.time / 1e9)
         bound = "latency" if self.latency > self.bandwidth else "bandwidth"
         return {
             "collective": self.collective,
             "algorithm": self.algorithm,
             "ranks": self.ranks,
-            "size_bytes": self.size_bytes,
-            "time_s": self.time,
+            "size_bytes": float(self.size_bytes),
+            "time_s": float(self.time),
             "algbw_GBps": algbw,
             "busbw_GBps": algbw * BUS_FACTORS[self.collective](self.ranks),
-            "latency_s": self.latency,
-            "bandwidth_s": self.bandwidth,
+            "latency_s": float(self.latency),
+            "bandwidth_s": float(self.bandwidth),
             "bound": bound,
             "bottleneck": self._bottleneck(compiled, arc_utilization, bound),
             "max_link_utilization": float(link_utilization.max(initial=0.0)),
@@ -306,15 +306,25 @@ class _Evaluation:
         }
 
     def _bottleneck(self, compiled: CompiledFabric, arc_utilization: np.ndarray, bound: str) -> dict[str, Any]:
-        """The link class limiting the slowest flow of the phase that moves bytes longest."""
+        """The arc limiting the slowest flow of the phase that spends longest moving bytes.
+
+        In a max-min allocation a flow's bottleneck is a full arc on which no
+        other flow goes faster; ties (a non-blocking fabric fills every hop
+        of a ring alike) go to the hop nearest the card, its port.
+        """
         _, pattern, slowest = self.dominant
-        row = pattern.routes.incidence[[slowest]]
-        arcs = row.indices
+        incidence = pattern.routes.incidence
+        arcs = incidence.indices[incidence.indptr[slowest] : incidence.indptr[slowest + 1]]
         if not len(arcs):
             return {"link_class": None, "domain": None, "bound": bound, "utilization": 0.0}
-        load = pattern.routes.incidence.T @ pattern.rates
-        pressure = load[arcs] / compiled.arc_capacity[arcs]
-        arc = int(arcs[np.argmax(pressure + 1e-6 * compiled.arc_class[arcs])])
+        rows = np.repeat(np.arange(incidence.shape[0]), np.diff(incidence.indptr))
+        fastest_on_arc = np.zeros(len(compiled.arc_tail))
+        np.maximum.at(fastest_on_arc, incidence.indices, pattern.rates[rows])
+        load = incidence.T @ pattern.rates
+        full = load[arcs] >= compiled.arc_capacity[arcs] * (1 - 1e-6)
+        limiting = full & (fastest_on_arc[arcs] <= pattern.rates[slowest] * (1 + 1e-6))
+        candidates = arcs[limiting] if limiting.any() else arcs[np.argmax(load[arcs] / compiled.arc_capacity[arcs])][None]
+        arc = int(candidates[np.argmin(compiled.arc_level[candidates])])
         return {
             "link_class": compiled.class_names[compiled.arc_class[arc]],
             "domain": "scale-out" if compiled.arc_scale_out[arc] else "scale-up",
@@ -338,7 +348,7 @@ def simulate(
     >>> result = simulate(fat_tree(endpoints=64, radix=16), collective="allreduce",
     ...                   size_bytes=64 * 2**20, algorithm="ring")
     >>> round(result["busbw_GBps"], 1), result["bound"], result["bottleneck"]["link_class"]
-    (49.9, 'bandwidth', 'card-leaf (scale-up)')
+    (47.3, 'bandwidth', 'card-leaf (scale-up)')
     """
     return Simulator(spec, **options).run(collective, size_bytes, algorithm, top_links=top_links)
 

@@ -57,9 +57,10 @@ NS_PER_METRE = 5.0
 
 # InfiniBand rate names, 4 lanes unless a width says otherwise ("1xNDR"), or split-port forms ("NDR200").
 _IB_SPEED = re.compile(rf"(?:(\d+)x)?({'|'.join(sorted(LANE_GBPS, key=len, reverse=True))})(\d+)?", re.IGNORECASE)
-_NUMERIC_SPEED = re.compile(r"(\d+(?:\.\d+)?)\s*(?:([MGT])(?:b/s|bps|bit/s|be|e|b)?)?", re.IGNORECASE)
+# A lower-case "b" is bits: "400 GB/s" (bytes) is refused rather than read 8 times too low.
+_NUMERIC_SPEED = re.compile(r"(\d+(?:\.\d+)?)\s*(?:([MGTmgt])(?:b/s|bps|bit/s|bE|be|b|E|e)?)?")
 _UNIT_GBPS = {"m": 0.001, "g": 1.0, "t": 1000.0}
-SPEED_EXPECTED = "a speed such as 400G, 400 Gb/s, 400Gbps, 1.6T, 100M, 400 (Gb/s), NDR, 4xHDR or NDR200"
+_SPEED_EXPECTED = "a speed such as 400G, 400 Gb/s, 400Gbps, 1.6T, 100M, 400 (Gb/s), NDR, 4xHDR or NDR200"
 
 _SWITCH_NAME = re.compile(r"leaf|spine|core|switch|(?<![a-z])(?:sw|tor)(?![a-z])")
 _CARD_NAME = re.compile(r"(?:^|[^a-z])(?:gpu|card)[-_]?\d+$")
@@ -372,7 +373,7 @@ def _point_to_point_cable(row: _Row, problems: ProblemCollector) -> _Cable | Non
     if row.get("speed"):
         speed = parse_speed(row.get("speed"))
         if speed is None or speed[0] <= 0:
-            problems.add(f"speed {row.get('speed')!r}", line=row.line, expected=SPEED_EXPECTED)
+            problems.add(f"speed {row.get('speed')!r}", line=row.line, expected=_SPEED_EXPECTED)
             return None
         bandwidth, attrs = speed
     roles = []

@@ -84,6 +84,7 @@ _SPEEDS_EXPECTED = f"one of {', '.join(LANE_GBPS)} ({_UNKNOWN_SPEED} when unknow
 _LANE_COUNTS = np.array(sorted(WIDTH_LANES.values()))
 _SPEEDS_OR_UNKNOWN = frozenset(LANE_GBPS) | {_UNKNOWN_SPEED}
 _HEX_GUID = re.compile(r"[0-9a-fA-F]{1,16}")
+_HEX_VALUE = re.compile(r"0x[0-9a-fA-F]{1,16}")
 _LINK_TOKEN = re.compile(r"(?P<width>\d+x|\?\?)?(?P<speed>.*)")
 
 # Shell prompts pasted around the output: "[root@n1 ~]# ibnetdiscover", "me@n1:~$ ...", "$ ...".
@@ -146,8 +147,8 @@ def _padded_guid(text: str) -> str | None:
 
 
 def _numbered_lines(text: str, chunk_chars: int = 1 << 20) -> Iterator[tuple[int, str]]:
-    """``(line number, line)``, the line with its ``\r`` if any, splitting the text a
-    megabyte at a time: no list of a million strings, and not a slice per line either."""
+    """``(line number, line)``, a CRLF line keeping its carriage return, splitting the text
+    a megabyte at a time: no list of a million strings, and not a slice per line either."""
     number, start, length = 1, 0, len(text)
     while start < length:
         end = text.find("\n", start + chunk_chars)
@@ -303,11 +304,12 @@ def _assemble(name: str, attrs: Mapping[str, Any], built: _FabricBuilder) -> Fab
 
     names_hosts = [_name_and_host(devices[node_id], kind) for node_id, kind in zip(order, kinds)]
     names = [name_host[0] for name_host in names_hosts]
-    for aggregation, switch in zip(a_index.tolist(), b_index.tolist()):
-        for engine, owner in ((aggregation, switch), (switch, aggregation)):
-            if kinds[engine] == "aggregation" and kinds[owner] == "switch":
-                names[engine] = f"{names[owner]}/aggregation"  # a thousand identical descriptions
-    tiers = _infer_tiers(kinds, a_index, b_index)
+    kind_array = np.array(kinds)
+    for engines, owners in ((a_index, b_index), (b_index, a_index)):
+        hosted = (kind_array[engines] == "aggregation") & (kind_array[owners] == "switch")
+        for engine, owner in zip(engines[hosted].tolist(), owners[hosted].tolist()):
+            names[engine] = f"{names[owner]}/aggregation"  # rather than a thousand identical descriptions
+    tiers = _infer_tiers(kind_array, a_index, b_index)
     nodes = tuple(
         _node_spec(devices[node_id], kind, names[position], names_hosts[position][1], tiers[position], built.idle_ports)
         for position, (node_id, kind) in enumerate(zip(order, kinds))
@@ -334,7 +336,7 @@ def _name_and_host(device: _Device, kind: str) -> tuple[str, str | None]:
     return description or device.id, None
 
 
-def _infer_tiers(kinds: list[str], a_index: np.ndarray, b_index: np.ndarray) -> list[str | None]:
+def _infer_tiers(kinds: np.ndarray, a_index: np.ndarray, b_index: np.ndarray) -> list[str | None]:
     """Switch tiers from the graph, which InfiniBand does not record.
 
     A switch with an HCA on it is a leaf; the others are ranked by their
@@ -342,8 +344,7 @@ def _infer_tiers(kinds: list[str], a_index: np.ndarray, b_index: np.ndarray) -> 
     2 or more is core. A switch that no path joins to a leaf (a fabric of bare
     switches) counts as a leaf, having nothing to rank it against.
     """
-    is_switch = np.array([kind == "switch" for kind in kinds], dtype=bool)
-    is_nic = np.array([kind == "nic" for kind in kinds], dtype=bool)
+    is_switch, is_nic = kinds == "switch", kinds == "nic"
     leaves = np.concatenate([a_index[is_nic[b_index]], b_index[is_nic[a_index]]])
     distance = np.full(len(kinds), -1, dtype=np.int64)
     distance[leaves[is_switch[leaves]]] = 0
@@ -482,8 +483,14 @@ class _IbnetdiscoverReader:
         self.devices: dict[str, _Device] = {}  # by GUID
         self.ends: dict[tuple[str, int], _PortEnd] = {}  # (GUID, port) -> what is plugged in
         self.port_lids: dict[str, int] = {}  # CA GUID -> LID of its first port
+        # A bad node line is reported once: its port lines, and the ports leading to it, are not.
+        self.skipping_block = False
+        self.broken_guids: set[str] = set()
 
     def read(self, number: int, line: str) -> None:
+        if line[:1] == "[" and self.started:  # most lines: skip the strip and the dispatch
+            self.read_port(number, line)
+            return
         stripped = line.strip()
         if not stripped:
             self.end_block(number)
@@ -524,18 +531,13 @@ class _IbnetdiscoverReader:
                 expected="a blank line before the next block",
             )
             return
-        if key in _EXTRA_IDS and key != "sysimgguid":
-            normalised = f"0x{int(value, 16):x}" if re.fullmatch(r"0x[0-9a-fA-F]{1,8}", value) else None
-            expected = "0x and up to 8 hex digits, such as 0x2c9"
-        else:
-            normalised = _normalise_guid(value) if value.startswith("0x") else None
-            expected = "0x and up to 16 hex digits"
-        if normalised is None:
-            self.problems.add(f"bad {key} value {value!r}", line=number, expected=expected)
+        if _HEX_VALUE.fullmatch(value) is None:
+            self.problems.add(f"bad {key} value {value!r}", line=number, expected="0x and up to 16 hex digits")
             return
         if not self.ids:
             self.ids_line = number
-        self.ids[key] = normalised
+        # GUIDs as 16 digits, like the node names print them; vendid and devid as the tool does.
+        self.ids[key] = value[2:].lower().zfill(16) if key.endswith("guid") else f"0x{int(value, 16):x}"
 
     def read_node(self, number: int, node: re.Match[str]) -> None:
         self.started = True
@@ -571,7 +573,9 @@ class _IbnetdiscoverReader:
         if ports < 1:
             self.problems.add(f"{node['type']} with {ports} ports", line=number, expected="a port count of at least 1")
         if len(self.problems) > problems_before:
-            self.ids, self.node = {}, None
+            self.ids, self.node, self.skipping_block = {}, None, True
+            if guid is not None:
+                self.broken_guids.add(guid)
             return
         device = _Device(
             id=ib_node_id(guid),
@@ -590,11 +594,13 @@ class _IbnetdiscoverReader:
             )
         self.ids, self.node = {}, device
 
-    def read_port(self, number: int, stripped: str) -> None:
-        port_line = _VALID_PORT_LINE.match(stripped)
+    def read_port(self, number: int, line: str) -> None:
+        if self.skipping_block:
+            return
+        port_line = _VALID_PORT_LINE.match(line)
         node = self.node
         if port_line is None or node is None or port_line["speed"] not in _SPEEDS_OR_UNKNOWN:
-            self.report_bad_port_line(number, stripped)
+            self.report_bad_port_line(number, line)
             return
         port, prefix, guid, remote_port, lid, _, _, width, speed = port_line.groups()
         here = (node.guid, int(port))
@@ -616,8 +622,9 @@ class _IbnetdiscoverReader:
         elif lid is not None:
             self.port_lids.setdefault(node.guid, int(lid))  # a CA's LID is its port's
 
-    def report_bad_port_line(self, number: int, stripped: str) -> None:
+    def report_bad_port_line(self, number: int, line: str) -> None:
         """Say what is wrong with a line that starts like a port line but is no valid one."""
+        stripped = line.strip()
         port_line = _PORT_LINE.match(stripped)
         if port_line is None:
             if not _PROMPT.match(stripped):
@@ -651,7 +658,7 @@ class _IbnetdiscoverReader:
                 expected="a Switch, Ca or Rt node line after the block's vendid=, devid=, ... lines"
                 + (f", before the blank line {number}" if number else ""),
             )
-        self.ids, self.node = {}, None
+        self.ids, self.node, self.skipping_block = {}, None, False
 
     def emit(self, builder: _FabricBuilder) -> None:
         """Hand nodes and deduplicated links to ``builder``, checking that both ends agree."""
@@ -663,7 +670,8 @@ class _IbnetdiscoverReader:
             there = end[:2]
             back = ends.get(there)
             if back is None or back[:2] != here or devices[there[0]].node_type != end.remote_type:
-                self.report_disagreement(here, end, back)
+                if there[0] not in self.broken_guids:
+                    self.report_disagreement(here, end, back)
             elif here < there:  # each cable once, from its lower end, at its first line
                 self.add_cable(builder, here, end._replace(line=min(end.line, back.line)))
             elif here == there:

@@ -234,7 +234,9 @@ def _fabric(source_name: str, neighbours: list[_Neighbour], problems: ProblemCol
         node = nodes.setdefault(node.id, replace(node, attrs=_chassis_attrs(neighbour)))
         ends = ((local.id, neighbour.interface), (node.id, neighbour.port))
         if node.id == local.id:
-            problems.add(f"{neighbour.interface} sees this host itself", path=neighbour.path, expected="a neighbour on another device")
+            problems.add(
+                f"{neighbour.interface} sees this host itself", path=neighbour.path, expected="a neighbour on another device"
+            )
             continue
         reused = next((end for end in ends if end in ends_used), None)
         if reused is not None:

@@ -143,8 +143,7 @@ class NcclTopoXmlParser(Parser):
                 expected='<system version="1"> (an NCCL topology; hwloc and NCCL graph dumps are other formats)',
             )
             problems.raise_if_any()
-        builder = _FabricBuilder(document, source_name, options)
-        builder.warnings += _text_warnings(text)
+        builder = _FabricBuilder(document, source_name, options, _text_warnings(text))
         builder.read()
         problems.raise_if_any()
         return builder.fabric()
@@ -281,16 +280,17 @@ class _Device:
 class _FabricBuilder:
     """Walks the document once, then turns what it found into nodes and links."""
 
-    def __init__(self, document: _Document, source_name: str, options: ParseOptions) -> None:
+    def __init__(self, document: _Document, source_name: str, options: ParseOptions, warnings: list[str]) -> None:
         self.document = document
         self.source_name = source_name
         self.lane_gbps = options.default_bandwidth_gbps
         self.latency = DEFAULT_LATENCY_NS if options.default_latency_ns is None else options.default_latency_ns
         self.file_host, host_warning = source_host(source_name)
-        self.warnings: list[str] = [host_warning] if host_warning else []
+        self.warnings = ([host_warning] if host_warning else []) + warnings
         hashes = {cpu.get("host_hash") for cpu in document.root.iter("cpu")} - {None}
         # One host: the file's. Several (multi-node NVLink dumps): one per host hash.
-        self.host_of_hash = {value: f"host-{value.lower().removeprefix('0x')}" for value in hashes} if len(hashes) > 1 else {}
+        several = len(hashes) > 1
+        self.host_of_hash = {value: f"host-{value.lower().removeprefix('0x')}" for value in hashes if several}
         self.cpus: dict[Element, tuple[str, int | None]] = {}
         self.cards: dict[str, _Device] = {}
         self.nics: dict[str, _Device] = {}
@@ -357,7 +357,7 @@ class _FabricBuilder:
         children = {child.tag for child in element}
         # Hint files describe GPUs and NICs by class alone; dumps add <gpu>/<nic> children.
         if device_class.startswith(_GPU_CLASS) and "gpu" not in children:
-            self._add_card(element, element, host, chain, numa, bus_id)
+            self._add_card(element, host, chain, numa, bus_id)
         elif device_class.startswith(_NIC_CLASS) and "nic" not in children:
             self._add_nic(element, host, chain, numa, bus_id, None, ())
 
@@ -374,9 +374,10 @@ class _FabricBuilder:
         if card_id in self.cards:  # several <gpu mlopart=k> under one <pci>: one partitioned GPU
             self.cards[card_id].attrs["partitions"] = self.cards[card_id].attrs.get("partitions", 1) + 1
             return
-        self._add_card(pci, element, host, chain, numa, bus_id)
+        self._add_card(element, host, chain, numa, bus_id)
 
-    def _add_card(self, pci: Element, gpu: Element, host: str, chain, numa: int | None, bus_id: str) -> None:
+    def _add_card(self, gpu: Element, host: str, chain: tuple[Element, ...], numa: int | None, bus_id: str) -> None:
+        """A card from its <gpu> (dumps) or, in hint files, from its <pci>."""
         document = self.document
         attrs: dict = {"busid": bus_id}
         for attribute, key in (("dev", "gpu_index"), ("sm", "sm"), ("rank", "rank")):
@@ -385,7 +386,7 @@ class _FabricBuilder:
                 attrs[key] = value
         if numa is not None:
             attrs["numa_node"] = numa
-        c2c = [link for link in gpu.iter("c2c")] if gpu.tag == "gpu" else []
+        c2c = list(gpu.iter("c2c")) if gpu.tag == "gpu" else []
         if c2c:
             # bw is MB/s per link: GB/s = bw x count / 1000, Gb/s = 8 x that.
             rates = [(document.integer(link, "bw"), document.integer(link, "count")) for link in c2c]
@@ -416,7 +417,16 @@ class _FabricBuilder:
                 continue
             self._add_nic(element, host, chain, numa, bus_id, name, named_nets)
 
-    def _add_nic(self, element, host, chain, numa, bus_id, name, nets) -> None:
+    def _add_nic(
+        self,
+        element: Element,
+        host: str,
+        chain: tuple[Element, ...],
+        numa: int | None,
+        bus_id: str | None,
+        name: str | None,
+        nets: list[Element] | tuple[()],
+    ) -> None:
         document = self.document
         local_name = name or bus_id
         nic_id = f"{host}/nic:{local_name}"
@@ -474,7 +484,8 @@ class _FabricBuilder:
             # NCCL treats every other target as an NVSwitch (topo.cc, ncclTopoAddNvLinks).
             scope = self.file_host if target == _NVSWITCH_PLACEHOLDER else card.host
             peer_id = f"{scope}/nvswitch" if target == _NVSWITCH_PLACEHOLDER else f"{scope}/nvswitch:{target}"
-            self.nvswitches.setdefault(peer_id, {"role": "nvswitch"} | ({} if target == _NVSWITCH_PLACEHOLDER else {"busid": target}))
+            on_pci = {} if target == _NVSWITCH_PLACEHOLDER else {"busid": target}
+            self.nvswitches.setdefault(peer_id, {"role": "nvswitch"} | on_pci)
         lane = self.lane_gbps if self.lane_gbps is not None else nvlink_lane_gbps(card.attrs.get("sm"))
         self.links.append(
             LinkSpec(
@@ -520,13 +531,14 @@ class _FabricBuilder:
         """Warnings for what NCCL's own reader would reject; the twin reads it anyway."""
         document = self.document
         for element in document.walk():
-            if len(element.attrib) > _NCCL_MAX_ATTRIBUTES:
-                self.warnings.append(document.warning(element, f"{len(element.attrib)} attributes; NCCL reads at most {_NCCL_MAX_ATTRIBUTES}"))
-            if len(element) > _NCCL_MAX_CHILDREN:
-                self.warnings.append(document.warning(element, f"{len(element)} children; NCCL reads at most {_NCCL_MAX_CHILDREN}"))
-            long = [name for name, value in element.attrib.items() if len(value) > _NCCL_MAX_VALUE]
-            if long:
-                self.warnings.append(document.warning(element, f"{long[0]} longer than NCCL's {_NCCL_MAX_VALUE} characters"))
+            limits = (
+                (len(element.attrib) > _NCCL_MAX_ATTRIBUTES, f"{len(element.attrib)} attributes", _NCCL_MAX_ATTRIBUTES),
+                (len(element) > _NCCL_MAX_CHILDREN, f"{len(element)} children", _NCCL_MAX_CHILDREN),
+                (any(len(value) > _NCCL_MAX_VALUE for value in element.attrib.values()), "a long value", _NCCL_MAX_VALUE),
+            )
+            for exceeded, what, limit in limits:
+                if exceeded:
+                    self.warnings.append(document.warning(element, f"{what}; NCCL's reader takes at most {limit}"))
 
     # Building -----------------------------------------------------------------------------
 

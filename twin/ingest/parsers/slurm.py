@@ -255,7 +255,8 @@ class _Reader:
     ) -> None:
         name = self._name(statement, groups)
         if "nodes" not in statement.values:
-            self.problems.add(f"{what} without Nodes=", line=statement.line, expected=f"{what.capitalize()}Name=<name> Nodes=<hostlist>")
+            expected = f"{what.capitalize()}Name=<name> Nodes=<hostlist>"
+            self.problems.add(f"{what} without Nodes=", line=statement.line, expected=expected)
             return
         hosts = self._hosts(statement)
         if what == "ring" and len(hosts) > MAX_RING_SIZE:

@@ -73,35 +73,44 @@ def export_ibnetdiscover(spec: FabricSpec) -> str:
         "#",
         f"# Initiated from node {origin:016x} port {origin:016x}",
     ]
-    for switches_pass in (True, False):  # the tool prints all switches, then the CAs
+    for switches_pass in (True, False):  # the tool prints all switches, then CAs and routers
         for node in nodes:
-            if (node.kind == "switch") != switches_pass:
+            prefix = _name_prefix(node)
+            if (prefix == "S") != switches_pass:
                 continue
             guid = guids[node.id]
             node_ports = sorted(ports.get(node.id, ()), key=lambda entry: entry[0])
             port_count = max([node.radix or 1, *(entry[0] for entry in node_ports)])
             lines += ["", f"vendid={node.attrs.get('vendor_id', _VENDOR_ID)}", f"devid={_device_id(node)}"]
-            lines.append(f"sysimgguid=0x{_hex(node.attrs.get('system_guid')) or guid:x}")
-            if node.kind == "switch":
+            lines.append(f"sysimgguid=0x{_hex(node.attrs.get('system_guid')) or guid:x}")  # as real devices have
+            if prefix == "S":
                 lines.append(f"switchguid=0x{guid:x}({guid:x})")
                 lines.append(
                     f'Switch\t{port_count} "S-{guid:016x}"\t\t# "{descriptions[node.id]}" enhanced port 0 '
                     f"lid {lids[node.id]} lmc 0"
                 )
             else:
-                lines.append(f"caguid=0x{guid:x}")
-                lines.append(f'Ca\t{port_count} "H-{guid:016x}"\t\t# "{descriptions[node.id]}"')
+                node_type = "Rt" if prefix == "R" else "Ca"
+                lines.append(f"{node_type.lower()}guid=0x{guid:x}")
+                lines.append(f'{node_type}\t{port_count} "{prefix}-{guid:016x}"\t\t# "{descriptions[node.id]}"')
             for port, far, far_port, width_speed in node_ports:
-                far_guid = guids[far.id]
-                far_name = f'"{"S" if far.kind == "switch" else "H"}-{far_guid:016x}"[{far_port}]'
+                far_guid, far_prefix = guids[far.id], _name_prefix(far)
+                far_name = f'"{far_prefix}-{far_guid:016x}"[{far_port}]'
                 far_tail = f'"{descriptions[far.id]}" lid {lids[far.id]} {width_speed}'
-                if node.kind == "switch":
-                    far_guid_text = "" if far.kind == "switch" else f"({far_guid:x}) "
+                if prefix == "S":
+                    far_guid_text = "" if far_prefix == "S" else f"({far_guid:x}) "
                     lines.append(f"[{port}]\t{far_name}{far_guid_text}\t\t# {far_tail}")
                 else:
-                    far_guid_text = "" if far.kind == "switch" else f" ({far_guid:x}) "
+                    far_guid_text = "" if far_prefix == "S" else f" ({far_guid:x}) "
                     lines.append(f"[{port}]({guid:x}) \t{far_name}{far_guid_text}\t\t# lid {lids[node.id]} lmc 0 {far_tail}")
     return "\n".join(lines) + "\n"
+
+
+def _name_prefix(node: NodeSpec) -> str:
+    """The node type letter of ibnetdiscover's node names: S(witch), R(outer), H (a CA)."""
+    if node.kind != "switch":
+        return "H"
+    return "R" if node.attrs.get("node_type") == "router" else "S"
 
 
 def _guids(nodes: list[NodeSpec]) -> dict[str, int]:
