@@ -64,6 +64,7 @@ INSTALLED_APPS = [
     "twin.accounts",
     "twin.fabrics",
     "twin.runs",
+    "twin.simulations",
 ]
 
 MIDDLEWARE = [

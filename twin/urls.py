@@ -26,6 +26,7 @@ api_patterns = [
     path("snapshots/<int:pk>/path/", fabric_api.SnapshotPathApi.as_view(), name="api-snapshot-path"),
     path("runs/", run_api.RunListCreateApi.as_view(), name="api-run-list"),
     path("runs/<int:pk>/", run_api.RunDetailApi.as_view(), name="api-run-detail"),
+    path("runs/<int:pk>/detail/", run_api.RunDetailDataApi.as_view(), name="api-run-detail-data"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
 ]

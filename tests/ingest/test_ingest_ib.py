@@ -7,12 +7,18 @@ from pathlib import Path
 import pytest
 
 from twin.ingest import IngestError, ParseOptions, detect_format, parse_fabric
-from twin.ingest.parsers.infiniband import DEFAULT_CABLE_LATENCY_NS, IblinkinfoParser, IbnetdiscoverParser
+from twin.ingest.parsers.infiniband import (
+    DEFAULT_CABLE_LATENCY_NS,
+    IblinkinfoParser,
+    IbnetdiscoverParser,
+    IbnetdiscoverPortsParser,
+)
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "ib"
 SAMPLE = (DATA / "ibnetdiscover_2leaf_1spine_8hca.txt").read_text()
 LINKINFO = (DATA / "iblinkinfo_leaf02.txt").read_text()
 X5 = (DATA / "X5.topofile").read_text()
+PORTS = (DATA / "ibnetdiscover_ports_leaf01_spine01.txt").read_text()
 
 HEADER = "#\n# Topology file: generated on Mon Jun  2 10:14:07 2025\n#\n# Initiated from node 0c42a10300860100 port 0c42a10300860100\n"
 LEAF, SPINE = "b8599f0300a01240", "b8599f0300fc6d40"
@@ -147,11 +153,37 @@ def test_iblinkinfo_sample():
     assert degraded.attrs["physical_state"] == "LinkUp"
 
 
+def test_ports_report_sample():
+    fabric = parse_fabric(PORTS, source_name="ports.txt", format="ibnetdiscover-ports")
+    assert fabric.kind_counts() == {"card": 0, "nic": 4, "switch": 2, "host": 0, "aggregation": 2}
+    assert len(fabric.links) == 8 and states(fabric) == {"up": 7, "degraded": 1}
+    by_id = {node.id: node for node in fabric.nodes}
+    reference = {node.id: node for node in parse(SAMPLE).nodes}
+    for node_id in (f"ib:{LEAF}", f"ib:{SPINE}", f"ib:{HCA1}", "ib:b8599f0300a01250"):  # same ids, names, tiers
+        assert (by_id[node_id].name, by_id[node_id].tier, by_id[node_id].host) == (
+            reference[node_id].name,
+            reference[node_id].tier,
+            reference[node_id].host,
+        )
+    assert len(by_id[f"ib:{LEAF}"].attrs["ports"]) == 58 and by_id[f"ib:{LEAF}"].attrs["ports"]["5"] == {"state": "down"}
+
+
+def test_ports_report_errors_name_the_line():
+    text = PORTS.replace("0x0c42a10300860200 4x NDR", "0x0c42a10300860200 5x NDR")
+    error = parse_error(text, "ibnetdiscover-ports")
+    assert error.line == line_of(text, "5x NDR") and "unknown link width '5x'" in error.message
+    text = PORTS.replace("2 33 0xb8599f0300a01240 4x NDR - SW     1  1", "2 33 0xb8599f0300a01240 4x NDR - SW     1  9")
+    error = parse_error(text, "ibnetdiscover-ports")
+    assert error.line == PORTS.count("\n") and "disagrees" in error.message
+
+
 def test_formats_are_detected():
     assert detect_format(SAMPLE) == "ibnetdiscover"
     assert detect_format(X5) == "ibnetdiscover"
     assert detect_format(LINKINFO) == "iblinkinfo"
+    assert detect_format(PORTS) == "ibnetdiscover-ports"
     assert not IbnetdiscoverParser().detect(LINKINFO) and not IblinkinfoParser().detect(SAMPLE)
+    assert not IbnetdiscoverPortsParser().detect(SAMPLE) and not IbnetdiscoverPortsParser().detect(LINKINFO)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -342,17 +374,17 @@ def test_max_problems_option_limits_the_report():
 # Malformed input: an IngestError on the right line
 
 
-@pytest.mark.parametrize("format", ["ibnetdiscover", "iblinkinfo"])
+@pytest.mark.parametrize("format", ["ibnetdiscover", "ibnetdiscover-ports", "iblinkinfo"])
 def test_empty_file(format):
     error = parse_error("  \n\r\n", format)
     assert error.line is None and "empty" in error.message
 
 
-@pytest.mark.parametrize("format", ["ibnetdiscover", "iblinkinfo"])
+@pytest.mark.parametrize("format", ["ibnetdiscover", "ibnetdiscover-ports", "iblinkinfo"])
 def test_binary_garbage(format):
     garbage = bytes(range(256)).decode("latin-1") * 4
     error = parse_error(garbage, format)
-    assert "no " in error.message and "blocks found" in error.message
+    assert error.message.startswith("no ") and "found" in error.message
 
 
 def test_truncated_after_the_ids_lines():

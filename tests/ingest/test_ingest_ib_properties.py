@@ -13,9 +13,10 @@ from twin.ingest import IngestError, ParseOptions, parse_fabric
 DATA = Path(__file__).resolve().parents[1] / "data" / "ib"
 SAMPLES = {
     "ibnetdiscover": (DATA / "ibnetdiscover_2leaf_1spine_8hca.txt").read_text(),
+    "ibnetdiscover-ports": (DATA / "ibnetdiscover_ports_leaf01_spine01.txt").read_text(),
     "iblinkinfo": (DATA / "iblinkinfo_leaf02.txt").read_text(),
 }
-FORMATS = ("ibnetdiscover", "iblinkinfo", None)  # None: detected from the content
+FORMATS = (*SAMPLES, None)  # None: detected from the content
 PROPERTY_SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -72,7 +73,7 @@ def mutate(lines: list[str], edits, flips) -> str:
     return "\n".join(lines)
 
 
-@pytest.mark.parametrize("format", ["ibnetdiscover", "iblinkinfo"])
+@pytest.mark.parametrize("format", list(SAMPLES))
 @PROPERTY_SETTINGS
 @given(data=st.data())
 def test_mutated_valid_dumps(format, data):

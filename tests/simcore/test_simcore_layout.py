@@ -89,7 +89,8 @@ def test_rows_are_ordered_core_spine_leaf_endpoints_inside_each_pod(big):
     assert max(core_ys) < min(other_ys)
     assert len(rows_by_pod) == 16
     for rows in rows_by_pod.values():
-        assert max(rows["spine"]) < min(rows["leaf"]) < max(rows["leaf"]) < min(rows["endpoint"])
+        assert max(rows["spine"]) < min(rows["leaf"])
+        assert max(rows["leaf"]) < min(rows["endpoint"])
     assert Counter(group_kind(layout, g) for g in range(len(groups["id"]))) == {
         "domain": 1,
         "pod": 16,
@@ -146,11 +147,11 @@ def test_every_group_contains_its_nodes_and_children(big):
 
 def test_group_links_aggregate_links_between_innermost_groups():
     fabric = supernode(cards=128, switch_radix=16)
-    states = ["up", "degraded", "down"]
+    states = {5: "down", 130: "degraded", 131: "down", 140: "degraded"}
     links = tuple(
         LinkSpec(
             link.a, link.a_port, link.b, link.b_port, link.bandwidth_gbps * (1 + i % 2),
-            link.latency_ns, state=states[i % 7 % 3] if i % 7 < 3 else "up",
+            link.latency_ns, state=states.get(i, "up"),
         )
         for i, link in enumerate(fabric.links)
     )
@@ -246,7 +247,7 @@ def test_loose_endpoints_and_unknown_link_ends_are_tolerated():
 def test_many_domains_are_packed_into_blocks():
     layout = fabric_layout(rail_optimised(servers=128, servers_per_unit=32))
     kinds = Counter(group_kind(layout, g) for g in range(len(layout["groups"]["id"])))
-    assert kinds["domain"] == 128 and kinds["block"] == 12
+    assert kinds["domain"] == 128 and kinds["block"] == 11  # ceil(sqrt(128)) = 12 domains a block
     roots = [g for g, p in enumerate(layout["groups"]["parent"]) if p < 0]
     assert len(roots) < 20
 

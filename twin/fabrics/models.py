@@ -17,6 +17,8 @@ class Fabric(models.Model):
 
     name = models.CharField(max_length=200, unique=True)
     description = models.TextField(blank=True)
+    transport = models.JSONField(default=dict, blank=True, help_text="Calibrated transport overrides used by simulations")
+    calibration = models.JSONField(default=dict, blank=True, help_text="How the transport was fitted: source, parameters, errors")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -1,16 +1,20 @@
 """REST API for background runs."""
 from django.urls import reverse
-from drf_spectacular.utils import extend_schema
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics, serializers, status
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from twin.fabrics.models import Snapshot
+
+from twin.simulations.services import ALGORITHMS, COLLECTIVES, ECMP_MODES
 
 from .models import Run, RunKind
 from .realtime import run_state_payload
 from .services import run_create
 
-__all__ = ("RunListCreateApi", "RunDetailApi")
+__all__ = ("RunListCreateApi", "RunDetailApi", "RunDetailDataApi")
 
 
 class RunSerializer(serializers.Serializer):
@@ -36,10 +40,32 @@ class RunSerializer(serializers.Serializer):
         }
 
 
+class NoParams(serializers.Serializer):
+    """Hop statistics take no parameters."""
+
+
+class CollectiveParams(serializers.Serializer):
+    collective = serializers.ChoiceField(COLLECTIVES)
+    size_bytes = serializers.FloatField(min_value=1, max_value=1e15, help_text="Bytes per rank (nccl-tests' size)")
+    algorithm = serializers.ChoiceField(("auto", *ALGORITHMS), default="auto")
+    ecmp = serializers.ChoiceField(ECMP_MODES, default="hash")
+    channels = serializers.IntegerField(min_value=1, max_value=64, default=1)
+    in_switch_reduction = serializers.BooleanField(allow_null=True, default=None)
+
+
+RUN_PARAMS = {RunKind.HOP_STATS: NoParams, RunKind.COLLECTIVE: CollectiveParams}
+
+
 class RunCreateSerializer(serializers.Serializer):
     kind = serializers.ChoiceField(RunKind.choices)
     snapshot = serializers.PrimaryKeyRelatedField(queryset=Snapshot.objects.all())
-    params = serializers.DictField(required=False, default=dict)
+    params = serializers.DictField(required=False, default=dict, help_text="hop_stats: none; collective: collective, size_bytes, algorithm, ecmp, channels, in_switch_reduction")
+
+    def validate(self, data: dict) -> dict:
+        params = RUN_PARAMS[data["kind"]](data=data["params"])
+        if not params.is_valid():
+            raise serializers.ValidationError({"params": params.errors})
+        return {**data, "params": dict(params.validated_data)}
 
 
 class RunListCreateApi(generics.ListCreateAPIView):
@@ -73,3 +99,13 @@ class RunListCreateApi(generics.ListCreateAPIView):
 class RunDetailApi(generics.RetrieveAPIView):
     serializer_class = RunSerializer
     queryset = Run.objects.all()
+
+
+class RunDetailDataApi(APIView):
+    """A finished run's bulky data (e.g. per-link bytes and utilisation of a collective, in the
+    snapshot's link order), kept out of the state pushed to viewers."""
+
+    @extend_schema(responses={200: OpenApiResponse(description="per-link arrays, or {} when the run has none")})
+    def get(self, request, pk: int):
+        run = get_object_or_404(Run, pk=pk)
+        return Response(run.detail or {})

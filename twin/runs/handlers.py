@@ -1,22 +1,43 @@
-"""What each kind of run computes: plain functions from a run to a JSON-ready result."""
+"""What each kind of run computes: plain functions from a run to a JSON-ready output."""
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from twin.fabrics.selectors import snapshot_spec_get
 from twin.simcore.hops import hop_statistics
+from twin.simulations.services import collective_simulate
 
 from .models import Run, RunKind
 
-__all__ = ("RUN_HANDLERS",)
+__all__ = ("RunOutput", "RUN_HANDLERS")
 
 ProgressCallback = Callable[[float, str], None]
 
+# Per-link arrays are kept out of the state pushed to every viewer; the map fetches them.
+PER_LINK_KEYS = ("link_bytes", "link_utilization")
 
-def hop_stats(run: Run, on_progress: ProgressCallback) -> dict:
+
+@dataclass(frozen=True)
+class RunOutput:
+    """`result` is pushed to viewers and shown; `detail` (optional, bulky) is served on request."""
+
+    result: dict
+    detail: dict | None = None
+
+
+def hop_stats(run: Run, on_progress: ProgressCallback) -> RunOutput:
     on_progress(0.0, "Loading snapshot")
     spec = snapshot_spec_get(snapshot_id=run.snapshot_id)
-    return hop_statistics(spec, on_progress=on_progress)
+    return RunOutput(hop_statistics(spec, on_progress=on_progress))
 
 
-RUN_HANDLERS: dict[str, Callable[[Run, ProgressCallback], dict]] = {
+def collective(run: Run, on_progress: ProgressCallback) -> RunOutput:
+    on_progress(0.0, "Compiling the fabric and simulating")
+    result = collective_simulate(snapshot=run.snapshot, **run.params)
+    detail = {key: result.pop(key) for key in PER_LINK_KEYS if key in result}
+    return RunOutput(result, detail)
+
+
+RUN_HANDLERS: dict[str, Callable[[Run, ProgressCallback], RunOutput]] = {
     RunKind.HOP_STATS: hop_stats,
+    RunKind.COLLECTIVE: collective,
 }

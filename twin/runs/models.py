@@ -8,6 +8,7 @@ __all__ = ("RunKind", "RunStatus", "Run")
 
 class RunKind(models.TextChoices):
     HOP_STATS = "hop_stats", _("Hop-distance statistics")
+    COLLECTIVE = "collective", _("Collective simulation")
 
 
 class RunStatus(models.TextChoices):
@@ -34,6 +35,7 @@ class Run(models.Model):
     progress = models.FloatField(default=0.0)
     message = models.CharField(max_length=255, blank=True)
     result = models.JSONField(null=True, blank=True)
+    detail = models.JSONField(null=True, blank=True, help_text="Bulky per-link data, served apart from the pushed state")
     error = models.TextField(blank=True)
     seq = models.PositiveBigIntegerField(default=0)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)

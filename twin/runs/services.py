@@ -7,6 +7,7 @@ from django.utils import timezone
 
 from twin.common.errors import ServiceUnavailable
 from twin.fabrics.models import Snapshot
+from twin.simcore.errors import TwinCoreError
 
 from .handlers import RUN_HANDLERS
 from .models import Run, RunKind, RunStatus
@@ -56,20 +57,24 @@ def run_execute(*, run_id: int) -> None:
     run = Run.objects.select_related("snapshot").get(pk=run_id)
     run_broadcast(run)
     try:
-        result = RUN_HANDLERS[run.kind](run, ProgressReporter(run_id))
+        output = RUN_HANDLERS[run.kind](run, ProgressReporter(run_id))
+    except TwinCoreError as exc:  # the core says why it cannot do what was asked
+        run_finish(run_id=run_id, status=RunStatus.FAILED, error=str(exc))
+        return
     except Exception as exc:  # noqa: BLE001 - the failure is recorded on the run for the user
         log.exception("run %s failed", run_id)
         run_finish(run_id=run_id, status=RunStatus.FAILED, error=f"{type(exc).__name__}: {exc}")
         return
-    run_finish(run_id=run_id, status=RunStatus.SUCCEEDED, result=result)
+    run_finish(run_id=run_id, status=RunStatus.SUCCEEDED, result=output.result, detail=output.detail)
 
 
-def run_finish(*, run_id: int, status: RunStatus, result: dict | None = None, error: str = "") -> Run:
+def run_finish(*, run_id: int, status: RunStatus, result: dict | None = None, detail: dict | None = None, error: str = "") -> Run:
     Run.objects.filter(pk=run_id).update(
         status=status,
         progress=1.0 if status == RunStatus.SUCCEEDED else F("progress"),
         message="Finished" if status == RunStatus.SUCCEEDED else "Failed",
         result=result,
+        detail=detail,
         error=error,
         finished_at=timezone.now(),
         seq=F("seq") + 1,

@@ -39,7 +39,7 @@ decimal. The result is plain JSON-ready data with columnar arrays; see
 >>> layout["version"], layout["levels"]
 (1, ['domain', 'group', 'node'])
 >>> len(layout["nodes"]["id"]), len(layout["links"]["a"])
-(96, 192)
+(104, 192)
 >>> sorted(set(layout["groups"]["kind"]))
 [0, 1, 2, 3]
 """
@@ -577,8 +577,8 @@ def _tier_geometry(tier_box: _Box, parent: _Box) -> None:
     number = next(i for i, (tier, _) in enumerate(parent.rows) if tier == tier_box.label)
     tier_box.x = parent.x + _PAD / 2
     tier_box.w = parent.w - _PAD
-    tier_box.y = parent.y + _PAD + number * _ROW - _ROW / 4
-    tier_box.h = _ROW / 2
+    tier_box.y = parent.y + _PAD / 2 + number * _ROW
+    tier_box.h = _PAD
 
 
 def _direct_nodes(box: _Box) -> list[int]:

@@ -1,4 +1,4 @@
-"""InfiniBand discovery output: ``ibnetdiscover`` (default form) and ``iblinkinfo``.
+"""InfiniBand discovery output: ``ibnetdiscover`` (default form and ``-p``) and ``iblinkinfo``.
 
 Both tools print what the subnet manager sees: switches, channel adapters
 (HCAs, SHARP aggregation nodes) and routers, each with its live ports. The
@@ -43,16 +43,19 @@ __all__ = [
     "DEFAULT_CABLE_LATENCY_NS",
     "IBLINKINFO_FORMAT",
     "IBNETDISCOVER_FORMAT",
+    "IBNETDISCOVER_PORTS_FORMAT",
     "LANE_GBPS",
     "WIDTH_LANES",
     "IblinkinfoParser",
     "IbnetdiscoverParser",
+    "IbnetdiscoverPortsParser",
     "ib_node_id",
     "short_host_name",
     "switch_name",
 ]
 
 IBNETDISCOVER_FORMAT = "ibnetdiscover"
+IBNETDISCOVER_PORTS_FORMAT = "ibnetdiscover-ports"
 IBLINKINFO_FORMAT = "iblinkinfo"
 
 # Data rate per lane in Gb/s, so that 4xNDR = 400 Gb/s as everyone quotes it. These are the
@@ -713,6 +716,122 @@ class _IbnetdiscoverReader:
 
 
 # --------------------------------------------------------------------------------------------
+# ibnetdiscover -p (ports report)
+
+
+_PORTS_ROW = re.compile(
+    r"(?P<type>SW|CA|RT)\s+(?P<lid>\d{1,9})\s+(?P<port>\d{1,9})\s+0x(?P<guid>\S+)\s+(?P<width>\S+)\s+(?P<speed>\S+)"
+    r"(?:\s+-\s+(?P<remote_type>SW|CA|RT)\s+(?P<remote_lid>\d{1,9})\s+(?P<remote_port>\d{1,9})\s+0x(?P<remote_guid>\S+)"
+    r"\s+\(\s*'(?P<description>.*)'\s+-\s+'(?P<remote_description>.*)'\s*\)|\s+'(?P<idle_description>.*)')"
+)
+_PORTS_TYPES = {"SW": "switch", "CA": "ca", "RT": "router"}
+_DETECT_PORTS = re.compile(r"^\s*(?:SW|CA|RT)\s+\d+\s+\d+\s+0x[0-9a-fA-F]{16} \S+ \S+ (?:- |\s{20,}')", re.MULTILINE)
+_PORTS_ROW_EXPECTED = (
+    "a ports report row such as \"CA    11  1 0x0c42a10300860100 4x NDR - SW     2  1 0xb8599f0300a01240 "
+    "( 'node01 mlx5_0' - 'MF0;leaf01:MQM9700/U1' )\""
+)
+
+
+@register_parser
+class IbnetdiscoverPortsParser(Parser):
+    """Reads ``ibnetdiscover -p``: one row per port, with its peer if it has one.
+
+    Rows name nodes by port GUID, which for a switch is its node GUID, and for
+    an HCA from ConnectX-4 on is too (each port is a node of its own); ports
+    without a peer go into the node's ``attrs["ports"]`` as down.
+    """
+
+    name = IBNETDISCOVER_PORTS_FORMAT
+    label = "InfiniBand ibnetdiscover -p ports report"
+    extensions = (".txt",)
+
+    def detect(self, text: str) -> bool:
+        return _DETECT_PORTS.search(text, 0, 1 << 16) is not None
+
+    def parse(self, text: str, *, source_name: str, options: ParseOptions = ParseOptions()) -> FabricSpec:
+        if not text or text.isspace():  # (not strip(): no copy of a big file)
+            raise IngestError("the file is empty", source=source_name, expected="ibnetdiscover -p output")
+        problems = ProblemCollector(source_name, limit=options.max_problems)
+        reader = _PortsReportReader(_FabricBuilder(problems, options))
+        for number, line in _numbered_lines(text):
+            reader.read(number, line)
+        if not reader.started:
+            raise IngestError(
+                "no ibnetdiscover -p rows found", source=source_name, expected=_PORTS_ROW_EXPECTED
+            )
+        return reader.builder.build(source_name, {"source_format": IBNETDISCOVER_PORTS_FORMAT})
+
+
+class _PortsReportReader:
+    """Rows of one ``ibnetdiscover -p`` report; every link shows up from both of its ports."""
+
+    def __init__(self, builder: _FabricBuilder) -> None:
+        self.builder = builder
+        self.problems = builder.problems
+        self.started = False
+        self.seen: dict[tuple[str, str], tuple[tuple[str, str], int]] = {}  # port -> its peer, line
+
+    def read(self, number: int, line: str) -> None:
+        stripped = line.strip()
+        if not stripped:
+            return
+        row = _PORTS_ROW.fullmatch(stripped)
+        if row is None:
+            if self.started and not _PROMPT.match(stripped):
+                self.problems.add(f"unrecognised line {_shorten(stripped)!r}", line=number, expected=_PORTS_ROW_EXPECTED)
+            return
+        self.started = True
+        description = row["idle_description"] if row["remote_type"] is None else row["description"]
+        near = self.device(row["type"], row["guid"], description, int(row["lid"]), number)
+        if near is None:
+            return
+        port = row["port"]
+        if row["remote_type"] is None:
+            self.builder.add_idle_port(near.id, port, {"state": "down"})
+            return
+        far = self.device(row["remote_type"], row["remote_guid"], row["remote_description"], int(row["remote_lid"]), number)
+        width, speed = row["width"], row["speed"]
+        if width != _UNKNOWN_WIDTH and width not in WIDTH_LANES:
+            self.problems.add(f"unknown link width {width!r}", line=number, expected=_WIDTHS_EXPECTED)
+            return
+        if speed != _UNKNOWN_SPEED and speed not in LANE_GBPS:
+            self.problems.add(f"unknown link speed {speed!r}", line=number, expected=_SPEEDS_EXPECTED)
+            return
+        if far is None:
+            return
+        here, there = (near.id, port), (far.id, row["remote_port"])
+        if not _first_sighting(self.seen, here, there, number, self.problems):
+            return
+        lanes, known_speed = WIDTH_LANES.get(width), (None if speed == _UNKNOWN_SPEED else speed)
+        if near.id == far.id:
+            link = {"width": width, "speed": speed}
+            for one, other in ((here[1], there[1]), (there[1], here[1])):
+                self.builder.add_idle_port(near.id, one, {"state": "up", "loopback_to": other, **link})
+            return
+        self.builder.cables.append(_Cable(near.id, port, far.id, there[1], lanes, known_speed, number))
+
+    def device(self, type_code: str, guid_text: str, description: str, lid: int, number: int) -> _Device | None:
+        """The node a row names, added to the builder the first time it is seen."""
+        guid = _padded_guid(guid_text)
+        if guid is None:
+            self.problems.add(f"bad GUID 0x{guid_text}", line=number, expected="0x and 16 hex digits")
+            return None
+        node_type = _PORTS_TYPES[type_code]
+        known = self.builder.devices.get(ib_node_id(guid))
+        if known is None:
+            known = _Device(ib_node_id(guid), node_type, description, number, guid=guid, lid=lid or None)
+            self.builder.add_device(known)
+        elif known.node_type != node_type:
+            self.problems.add(
+                f"node {guid} is a {node_type} here but a {known.node_type} on line {known.line}",
+                line=number,
+                expected="one node type per GUID",
+            )
+            return None
+        return known
+
+
+# --------------------------------------------------------------------------------------------
 # iblinkinfo
 
 
@@ -920,25 +1039,44 @@ class _IblinkinfoReader:
     def emit(self) -> None:
         """Resolve far ends by LID, give ids to nodes only seen from afar, dedupe the links."""
         far_ids = _far_devices(self.ports, self.lid_owners, self.builder)
-        seen: dict[tuple[str, str], tuple[tuple[str, str], int]] = {}
+        seen: dict[tuple[str, str], tuple[tuple[str, str], int]] = {}  # port -> its peer, line
         for port in self.ports:
             remote_id = self.lid_owners.get(port.remote_lid) or far_ids[port.remote_lid]
             here, there = (port.node_id, str(port.port)), (remote_id, str(port.remote_port))
-            if here in seen:
-                if seen[here][0] != there:
-                    self.problems.add(
-                        f"port {port.port} of {port.node_id} leads to {remote_id}[{port.remote_port}], but "
-                        f"line {seen[here][1]} has it lead elsewhere",
-                        line=port.line,
-                        expected="the far end of each port to agree from both sides",
-                    )
-                continue  # the same cable, printed from its other end
-            seen[here], seen[there] = (there, port.line), (here, port.line)
+            if not _first_sighting(seen, here, there, port.line, self.problems):
+                continue
             if port.node_id == remote_id:
                 for near, far in ((here[1], there[1]), (there[1], here[1])):
                     self.builder.add_idle_port(port.node_id, near, {"state": "up", "loopback_to": far})
                 continue
             self.builder.cables.append(_linkinfo_cable(port, remote_id))
+
+
+def _first_sighting(
+    seen: dict[tuple[str, str], tuple[tuple[str, str], int]],
+    here: tuple[str, str],
+    there: tuple[str, str],
+    line: int,
+    problems: ProblemCollector,
+) -> bool:
+    """Whether this is the first time the cable ``here``-``there`` shows up, recording it if so.
+
+    Both tools print a cable from each of its ports; the second sighting must
+    agree with the first, else the problem is reported.
+    """
+    known = seen.get(here) or seen.get(there)
+    if known is None:
+        seen[here], seen[there] = (there, line), (here, line)
+        return True
+    if seen.get(here, (None,))[0] != there:
+        port, other = (here, seen[here]) if here in seen else (there, seen[there])
+        problems.add(
+            f"port {port[1]} of {port[0]} leads to {other[0][0]}[{other[0][1]}] on line {other[1]}, which "
+            f"disagrees with this line's {here[0]}[{here[1]}] - {there[0]}[{there[1]}]",
+            line=line,
+            expected="the peer of each port to agree from both of its ends",
+        )
+    return False
 
 
 def _linkinfo_cable(port: _LinkinfoPort, remote_id: str) -> _Cable:

@@ -1,0 +1,69 @@
+"""Simulations from the command line and as background runs, with the fabric's calibration."""
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from twin.fabrics.models import Fabric
+from twin.runs.models import Run, RunKind, RunStatus
+from twin.runs.services import run_execute
+from twin.simulations.services import collective_simulate, fabric_calibrate
+
+pytestmark = pytest.mark.django_db
+
+
+def test_generate_fabric_designs(capsys):
+    call_command("generate-fabric", "--name", "ft", "--cards", "256", "--radix", "16", "--json")
+    made = json.loads(capsys.readouterr().out)
+    assert made["nodes_by_kind"]["card"] == 256 and made["switches_by_tier"] == {"core": 16, "leaf": 32, "spine": 32}
+    call_command("generate-fabric", "--name", "two", "--cards", "128", "--radix", "16", "--design", "supernodes", "--supernodes", "2", "--json")
+    two = json.loads(capsys.readouterr().out)
+    assert two["links_by_domain"]["scale-out"] > 0 and two["nodes_by_kind"]["card"] == 128
+    with pytest.raises(CommandError, match="split evenly"):
+        call_command("generate-fabric", "--name", "bad", "--cards", "100", "--design", "supernodes", "--supernodes", "3")
+
+
+def test_simulate_command_json(small_snapshot, capsys):
+    call_command("simulate", "--fabric", "small", "--collective", "allreduce", "--bytes", "64MiB", "--algorithm", "ring", "--json")
+    result = json.loads(capsys.readouterr().out)
+    assert {"time_s", "algbw_GBps", "busbw_GBps", "algorithm", "bottleneck", "max_link_utilization"} <= set(result)
+    assert result["algorithm"] == "ring" and result["ranks"] == 64
+    # A non-blocking fabric at 400 Gb/s: ring busbw approaches the 50 GB/s port, never above it.
+    assert 40 < result["busbw_GBps"] <= 50
+    with pytest.raises(CommandError, match="cannot read size"):
+        call_command("simulate", "--fabric", "small", "--bytes", "lots")
+
+
+def test_collective_run_keeps_per_link_data_apart(small_snapshot):
+    run = Run.objects.create(kind=RunKind.COLLECTIVE, snapshot=small_snapshot, params={"collective": "allgather", "size_bytes": 2**24, "algorithm": "auto", "ecmp": "hash", "channels": 1, "in_switch_reduction": None})
+    run_execute(run_id=run.pk)
+    run.refresh_from_db()
+    assert run.status == RunStatus.SUCCEEDED, run.error
+    assert "link_utilization" not in run.result and "choice" in run.result
+    assert len(run.detail["link_utilization"]) == small_snapshot.link_count
+
+
+def test_collective_run_api_validates_params(operator_client, small_snapshot):
+    post = lambda params: operator_client.post("/api/runs/", {"kind": "collective", "snapshot": small_snapshot.pk, "params": params}, content_type="application/json")  # noqa: E731
+    bad = post({"collective": "allsum", "size_bytes": 10})
+    assert bad.status_code == 400 and "collective" in bad.json()["params"]
+    assert post({"collective": "allreduce"}).status_code == 400
+
+
+def test_impossible_request_fails_the_run_with_the_cores_reason(small_snapshot):
+    run = Run.objects.create(kind=RunKind.COLLECTIVE, snapshot=small_snapshot, params={"collective": "allreduce", "size_bytes": 1e6, "algorithm": "in_switch", "ecmp": "hash", "channels": 1, "in_switch_reduction": False})
+    run_execute(run_id=run.pk)
+    run.refresh_from_db()
+    assert run.status == RunStatus.FAILED and run.error and "Error:" not in run.error.split(" ")[0]
+
+
+def test_calibration_is_stored_and_used(small_snapshot):
+    fabric = small_snapshot.fabric
+    before = collective_simulate(snapshot=small_snapshot, collective="allreduce", size_bytes=2**26, algorithm="ring")["busbw_GBps"]
+    measured = [(size, busbw * 0.6) for size, busbw in [(2**20, 10.0), (2**24, 30.0), (2**26, before), (2**28, before), (2**30, before)]]
+    fitted = fabric_calibrate(fabric=fabric, snapshot=small_snapshot, points=measured, source="test curve")
+    fabric.refresh_from_db()
+    assert fabric.transport == fitted["transport"] and fabric.calibration["source"] == "test curve"
+    small_snapshot.refresh_from_db()
+    after = collective_simulate(snapshot=small_snapshot, collective="allreduce", size_bytes=2**26, algorithm="ring")["busbw_GBps"]
+    assert after < before * 0.8  # the calibrated (slower) transport is what later runs use

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class SimulationsConfig(AppConfig):
+    name = "twin.simulations"
+    label = "simulations"
