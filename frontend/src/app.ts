@@ -1,7 +1,6 @@
 // Page bootstrap: reads the contract attributes the Django templates render
 // and wires each feature that is present on the page.
 
-import { mountFabricMap } from "./fabric/fabricMap";
 import { mountFabricLive } from "./fabricLive";
 import { numberFormatters } from "./format";
 import { jsonClient, readCookie } from "./http";
@@ -10,6 +9,7 @@ import { LiveStatusMonitor, fetchHealth } from "./liveStatus";
 import { openBrowserSocket } from "./reconnectingSocket";
 import { mountRunWidget, type RunWidgetContext } from "./runWidget";
 import { wireStartButton } from "./startRun";
+import { mountMapFromPage } from "./map/mountFromPage";
 import { localizeTimes } from "./times";
 import { browserTimers } from "./timers";
 import { browserSendForm } from "./upload/sendForm";
@@ -59,9 +59,9 @@ export function startApp(doc: Document): void {
     wireStartButton(startButton, runSlot, runContext);
   }
 
-  const fabricCanvas = doc.getElementById("fabric-map");
-  if (fabricCanvas instanceof HTMLCanvasElement) {
-    mountFabricMap(fabricCanvas, { doc, t, http });
+  const fabricMap = doc.getElementById("fabric-map");
+  if (fabricMap !== null) {
+    void mountMapFromPage(fabricMap, { doc, t, http });
   }
 
   const fabricLive = doc.getElementById("fabric-live");

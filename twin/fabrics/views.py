@@ -10,6 +10,7 @@ from twin.accounts.decorators import role_required
 from twin.accounts.models import Role
 from twin.common.errors import ApplicationError
 from twin.ingest import ParseOptions
+from twin.simulations.services import ALGORITHMS, COLLECTIVES, ECMP_MODES
 
 from .forms import SnapshotUploadForm
 from .models import Fabric, SnapshotRole
@@ -35,7 +36,10 @@ def fabric_page(request, fabric_id: int):
     return render(
         request,
         "fabrics/fabric_detail.html",
-        {"fabric": fabric, "snapshot": snapshot, "snapshots": snapshots, "runs": runs},
+        {
+            "fabric": fabric, "snapshot": snapshot, "snapshots": snapshots, "runs": runs,
+            "collectives": COLLECTIVES, "algorithms": ALGORITHMS, "ecmp_modes": ECMP_MODES,
+        },
     )
 
 

@@ -185,8 +185,10 @@ export function parseLayout(value: unknown): MapModel {
   // Adjacency as CSR arrays: built once, read on every click.
   const degree = new Int32Array(n + 1);
   for (let i = 0; i < l; i += 1) {
-    degree[(linkA[i] as number) + 1] += 1;
-    degree[(linkB[i] as number) + 1] += 1;
+    const a = (linkA[i] as number) + 1;
+    const b = (linkB[i] as number) + 1;
+    degree[a] = (degree[a] as number) + 1;
+    degree[b] = (degree[b] as number) + 1;
   }
   for (let i = 0; i < n; i += 1) {
     degree[i + 1] = (degree[i + 1] as number) + (degree[i] as number);
@@ -194,8 +196,11 @@ export function parseLayout(value: unknown): MapModel {
   const fill = degree.slice(0, n);
   const adjacency = new Int32Array(2 * l);
   for (let i = 0; i < l; i += 1) {
-    adjacency[(fill[linkA[i] as number] as number)++] = i;
-    adjacency[(fill[linkB[i] as number] as number)++] = i;
+    for (const end of [linkA[i] as number, linkB[i] as number]) {
+      const slot = fill[end] as number;
+      adjacency[slot] = i;
+      fill[end] = slot + 1;
+    }
   }
 
   return {

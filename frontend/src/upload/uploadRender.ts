@@ -2,7 +2,7 @@
 // summary and a rejection's problem lists. Text only ever goes in as text.
 
 import { element } from "../dom";
-import { kindLabel } from "../fabric/labels";
+import { kindLabel } from "../map/labels";
 import { formatByteSize } from "../format";
 import type { MessageKey, Translate } from "../i18n";
 import type { RenderContext } from "../runResult";

@@ -1,7 +1,10 @@
 """InfiniBand discovery output: ``ibnetdiscover`` (default form and ``-p``) and ``iblinkinfo``.
 
-Both tools print what the subnet manager sees: switches, channel adapters
-(HCAs, SHARP aggregation nodes) and routers, each with its live ports. The
+Three formats, three parsers: ``ibnetdiscover`` (blocks per node),
+``ibnetdiscover-ports`` (``ibnetdiscover -p``, a row per port) and
+``iblinkinfo`` (with down ports and "Could be" hints). All show what the
+subnet manager sees: switches, channel adapters (HCAs, SHARP aggregation
+nodes) and routers, with their ports, and share one assembly step. The
 grammar and its pitfalls are in FORMATS.md section 1 (after rdma-core's
 ``infiniband-diags``); what is read and how it maps to the model is in
 docs/formats/infiniband.md. In short:
@@ -18,7 +21,7 @@ docs/formats/infiniband.md. In short:
   end, latency ``ParseOptions.default_latency_ns`` else
   ``DEFAULT_CABLE_LATENCY_NS``.
 
-Both parsers walk the text line by line without splitting it into a list (a
+The parsers walk the text line by line without splitting it into a list (a
 dump can have millions of lines), keep raw line numbers for errors, accept
 CRLF and skip leading junk such as a pasted shell prompt.
 """
@@ -177,7 +180,9 @@ def _report_link_token(token: str, line: int, problems: ProblemCollector) -> Non
     elif speed != _UNKNOWN_SPEED and speed not in LANE_GBPS:
         problems.add(f"unknown link speed {speed!r} in {token!r}", line=line, expected=_SPEEDS_EXPECTED)
     else:
-        problems.add(f"malformed link width and speed {token!r}", line=line, expected=f"a width ({_WIDTHS_EXPECTED}) then a speed")
+        problems.add(
+            f"malformed link width and speed {token!r}", line=line, expected=f"a width ({_WIDTHS_EXPECTED}) then a speed"
+        )
 
 
 def _width_text(lanes: int | None) -> str:
@@ -697,7 +702,11 @@ class _IbnetdiscoverReader:
             )
             expected = "the node type prefix (S-, H-, R-) that matches the node's own block"
         else:
-            said = "does not list it" if back is None else f"has it lead to {back.remote_guid}[{back.remote_port}] (line {back.line})"
+            said = (
+                "does not list it"
+                if back is None
+                else f"has it lead to {back.remote_guid}[{back.remote_port}] (line {back.line})"
+            )
             message = f"leads to port {end.remote_port} of node {end.remote_guid}, but that node's block {said}"
             expected = "every link listed from both of its ends"
         self.problems.add(f"port {here[1]} of node {here[0]} {message}", line=end.line, expected=expected)
@@ -988,7 +997,8 @@ class _IblinkinfoReader:
                     expected="(<state>/<physical state>), such as (Down/ Polling)",
                 )
                 return
-            self.builder.add_idle_port(node.id, str(port), {"state": idle["state"].lower(), "physical_state": idle["physical"]})
+            idle_attrs = {"state": idle["state"].lower(), "physical_state": idle["physical"]}
+            self.builder.add_idle_port(node.id, str(port), idle_attrs)
             return
         active, far = _LINKINFO_ACTIVE.fullmatch(port_line["link"]), _LINKINFO_REMOTE.fullmatch(remote)
         if active is None or far is None:

@@ -1,0 +1,244 @@
+// Overlays on the map: link utilisation as a heatmap, snapshot-diff classes,
+// and per-node marks (a job's ranks, failed elements of a what-if). Pure: the
+// colour scales and the mapping of plain arrays onto the layout's links.
+
+import type { MessageKey } from "../i18n";
+import type { MapModel } from "./model";
+
+/** Heatmap stops, low to high: idle green, busy amber, congested red. */
+export const UTILISATION_STOPS: readonly (readonly [number, string])[] = [
+  [0, "#16a34a"],
+  [0.5, "#eab308"],
+  [0.8, "#f97316"],
+  [1, "#b91c1c"],
+];
+
+function hexToRgb(hex: string): [number, number, number] {
+  const value = Number.parseInt(hex.slice(1), 16);
+  return [(value >> 16) & 255, (value >> 8) & 255, value & 255];
+}
+
+function rgbToHex([r, g, b]: readonly number[]): string {
+  return `#${[r, g, b].map((c) => Math.round(c as number).toString(16).padStart(2, "0")).join("")}`;
+}
+
+/** Colour of a utilisation 0..1 (clamped); null for an unknown value. */
+export function utilisationColour(value: number): string | null {
+  if (!Number.isFinite(value)) {
+    return null;
+  }
+  const v = Math.min(1, Math.max(0, value));
+  for (let i = 1; i < UTILISATION_STOPS.length; i += 1) {
+    const [high, highColour] = UTILISATION_STOPS[i] as readonly [number, string];
+    if (v <= high) {
+      const [low, lowColour] = UTILISATION_STOPS[i - 1] as readonly [number, string];
+      const t = high === low ? 1 : (v - low) / (high - low);
+      const a = hexToRgb(lowColour);
+      const b = hexToRgb(highColour);
+      return rgbToHex(a.map((channel, k) => channel + (b[k]! - channel) * t));
+    }
+  }
+  return (UTILISATION_STOPS[UTILISATION_STOPS.length - 1] as readonly [number, string])[1];
+}
+
+/** Diff / cabling-check classes, most serious first: an aggregate shows the first present. */
+export const DIFF_CLASSES = [
+  "MISSING",
+  "MISWIRED",
+  "SWAPPED",
+  "DEGRADED",
+  "EXTRA",
+  "UNKNOWN_DEVICE",
+  "CHANGED",
+  "AMBIGUOUS",
+] as const;
+export type DiffClass = (typeof DIFF_CLASSES)[number];
+
+export const DIFF_COLOURS: Readonly<Record<DiffClass, string>> = {
+  MISSING: "#dc2626",
+  MISWIRED: "#ea580c",
+  SWAPPED: "#c026d3",
+  DEGRADED: "#ca8a04",
+  EXTRA: "#7c3aed",
+  UNKNOWN_DEVICE: "#db2777",
+  CHANGED: "#2563eb",
+  AMBIGUOUS: "#64748b",
+};
+
+export const DIFF_LABELS: Readonly<Record<DiffClass, MessageKey>> = {
+  MISSING: "map.diff.MISSING",
+  MISWIRED: "map.diff.MISWIRED",
+  SWAPPED: "map.diff.SWAPPED",
+  DEGRADED: "map.diff.DEGRADED",
+  EXTRA: "map.diff.EXTRA",
+  UNKNOWN_DEVICE: "map.diff.UNKNOWN_DEVICE",
+  CHANGED: "map.diff.CHANGED",
+  AMBIGUOUS: "map.diff.AMBIGUOUS",
+};
+
+/** A mark's rank as stored in Int8Arrays: higher is more serious, -1 is none. */
+export function diffRank(kind: string): number {
+  const position = (DIFF_CLASSES as readonly string[]).indexOf(kind);
+  return position < 0 ? -1 : DIFF_CLASSES.length - 1 - position;
+}
+
+export function diffClassOfRank(rank: number): DiffClass | null {
+  return rank < 0 ? null : (DIFF_CLASSES[DIFF_CLASSES.length - 1 - rank] ?? null);
+}
+
+/** Node marks for later issues: a job's placement and failed elements; failed wins. */
+export const NODE_MARKS = ["placed", "failed"] as const;
+export type NodeMark = (typeof NODE_MARKS)[number];
+export const NODE_MARK_COLOURS: Readonly<Record<NodeMark, string>> = { placed: "#0ea5e9", failed: "#111827" };
+export const NODE_MARK_LABELS: Readonly<Record<NodeMark, MessageKey>> = {
+  placed: "map.mark.placed",
+  failed: "map.mark.failed",
+};
+
+export interface Overlays {
+  /** Per layout link, 0..1 or NaN. */
+  utilisation: Float32Array | null;
+  /** Per layout link and node, a diff rank or -1. */
+  linkDiff: Int8Array | null;
+  nodeDiff: Int8Array | null;
+  /** Per node: index into NODE_MARKS, or -1. */
+  nodeMark: Int8Array | null;
+}
+
+export function emptyOverlays(): Overlays {
+  return { utilisation: null, linkDiff: null, nodeDiff: null, nodeMark: null };
+}
+
+/** Link indices by unordered node-index pair, for mapping (a, b) lists onto layout links. */
+export function linksByPair(model: MapModel): Map<string, number[]> {
+  const pairs = new Map<string, number[]>();
+  for (let link = 0; link < model.linkCount; link += 1) {
+    const a = model.linkA[link] as number;
+    const b = model.linkB[link] as number;
+    const key = a < b ? `${a} ${b}` : `${b} ${a}`;
+    const list = pairs.get(key);
+    if (list === undefined) {
+      pairs.set(key, [link]);
+    } else {
+      list.push(link);
+    }
+  }
+  return pairs;
+}
+
+function pairKey(model: MapModel, a: string, b: string): string | null {
+  const ia = model.indexOfId.get(a);
+  const ib = model.indexOfId.get(b);
+  if (ia === undefined || ib === undefined) {
+    return null;
+  }
+  return ia < ib ? `${ia} ${ib}` : `${ib} ${ia}`;
+}
+
+export interface LinkValues {
+  /** Either per layout link (same order as layout.links) … */
+  readonly values?: ArrayLike<number>;
+  /** … or as node-id pairs: every link between a[i] and b[i] gets value[i]. */
+  readonly a?: readonly string[];
+  readonly b?: readonly string[];
+  readonly value?: ArrayLike<number>;
+}
+
+/** Utilisation per layout link from either form; unknown pairs are counted, not thrown. */
+export function utilisationArray(
+  model: MapModel,
+  input: LinkValues,
+  pairs: () => Map<string, number[]>,
+): { values: Float32Array; unmatched: number } {
+  const out = new Float32Array(model.linkCount).fill(Number.NaN);
+  let unmatched = 0;
+  if (input.values !== undefined) {
+    const count = Math.min(model.linkCount, input.values.length);
+    for (let i = 0; i < count; i += 1) {
+      out[i] = Number(input.values[i]);
+    }
+    return { values: out, unmatched: Math.max(0, input.values.length - model.linkCount) };
+  }
+  const { a = [], b = [], value = [] } = input;
+  const index = pairs();
+  for (let i = 0; i < a.length; i += 1) {
+    const key = pairKey(model, a[i] as string, (b[i] ?? "") as string);
+    const links = key === null ? undefined : index.get(key);
+    if (links === undefined) {
+      unmatched += 1;
+      continue;
+    }
+    for (const link of links) {
+      out[link] = Number(value[i]);
+    }
+  }
+  return { values: out, unmatched };
+}
+
+/** Marks per node from parallel arrays of ids and mark names; later entries win ties, failed beats placed. */
+export function nodeMarkArray(model: MapModel, ids: readonly string[], marks: readonly string[]): Int8Array {
+  const out = new Int8Array(model.nodeCount).fill(-1);
+  ids.forEach((id, i) => {
+    const node = model.indexOfId.get(id);
+    const mark = (NODE_MARKS as readonly string[]).indexOf(marks[i] ?? "");
+    if (node !== undefined && mark > (out[node] as number)) {
+      out[node] = mark;
+    }
+  });
+  return out;
+}
+
+export interface DiffFinding {
+  readonly class: string;
+  readonly end?: { node?: string | null } | null;
+  readonly peer?: { node?: string | null } | null;
+}
+
+/** Diff findings onto nodes (both ends) and onto the links between the two ends, when drawn. */
+export function diffArrays(
+  model: MapModel,
+  findings: readonly DiffFinding[],
+  pairs: () => Map<string, number[]>,
+): { linkDiff: Int8Array; nodeDiff: Int8Array; present: Set<DiffClass> } {
+  const linkDiff = new Int8Array(model.linkCount).fill(-1);
+  const nodeDiff = new Int8Array(model.nodeCount).fill(-1);
+  const present = new Set<DiffClass>();
+  const index = pairs();
+  for (const finding of findings) {
+    const rank = diffRank(finding.class);
+    if (rank < 0) {
+      continue;
+    }
+    let matched = false;
+    const ends = [finding.end?.node, finding.peer?.node].filter((id): id is string => typeof id === "string");
+    for (const id of ends) {
+      const node = model.indexOfId.get(id);
+      if (node !== undefined) {
+        matched = true;
+        nodeDiff[node] = Math.max(nodeDiff[node] as number, rank);
+      }
+    }
+    if (ends.length === 2) {
+      const key = pairKey(model, ends[0] as string, ends[1] as string);
+      for (const link of (key === null ? undefined : index.get(key)) ?? []) {
+        linkDiff[link] = Math.max(linkDiff[link] as number, rank);
+      }
+    }
+    if (matched) {
+      present.add(finding.class as DiffClass);
+    }
+  }
+  return { linkDiff, nodeDiff, present };
+}
+
+/** Parses the diff endpoint's answer, keeping only well-formed findings. */
+export function parseFindings(value: unknown): DiffFinding[] {
+  const findings = (value as { findings?: unknown } | null)?.findings;
+  if (!Array.isArray(findings)) {
+    return [];
+  }
+  return findings.filter(
+    (finding): finding is DiffFinding =>
+      typeof finding === "object" && finding !== null && typeof (finding as { class?: unknown }).class === "string",
+  );
+}

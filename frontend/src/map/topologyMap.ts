@@ -1,0 +1,655 @@
+// The fabric map: <div id="fabric-map" data-layout-url=… data-search-url=…
+// data-node-url=… data-path-url=… data-diff-url=…>. Fetches the layout once,
+// then keeps at most ~3,000 elements drawn by sigma.js whatever the zoom
+// (level of detail, lod.ts), with search, details, hop paths, overlays and
+// PNG/SVG export. Other modules drive the overlays through the TopologyMap
+// handle (getTopologyMap) with plain arrays.
+
+import { element } from "../dom";
+import { describeRequestError, type JsonClient } from "../http";
+import type { Translate } from "../i18n";
+import { detailsFromModel, parseNodeDetails, renderDetails } from "./details";
+import { CATEGORY_LABELS, LINK_STATE_LABELS, groupKindLabel, kindLabel, tierLabel } from "./labels";
+import { DEFAULT_LOD, fullScene, pinsForGroup, pinsForNode, selectScene, type LodOptions, type Scene, type View } from "./lod";
+import { parseLayout, type MapModel } from "./model";
+import {
+  DIFF_CLASSES,
+  DIFF_COLOURS,
+  DIFF_LABELS,
+  NODE_MARK_COLOURS,
+  NODE_MARK_LABELS,
+  NODE_MARKS,
+  UTILISATION_STOPS,
+  diffArrays,
+  emptyOverlays,
+  linksByPair,
+  nodeMarkArray,
+  parseFindings,
+  utilisationArray,
+  type DiffClass,
+  type LinkValues,
+  type Overlays,
+} from "./overlay";
+import { parsePath, pathHighlight, shortestPath, type PathHighlight } from "./path";
+import { searchBox } from "./searchBox";
+import { parseSearchResults, searchLocally, type SearchResult } from "./searchModel";
+import { SigmaView } from "./sigmaView";
+import { GROUP_COLOURS, LINK_COLOURS, NODE_COLOURS, PATH_COLOUR, nodeCategory, styleScene, type MapState } from "./style";
+import { sceneToSvg } from "./svgExport";
+
+export interface TopologyMapContext {
+  readonly doc: Document;
+  readonly t: Translate;
+  readonly http: JsonClient;
+}
+
+export interface DrawnCounts {
+  readonly nodes: number;
+  readonly edges: number;
+  readonly frames: number;
+  readonly total: number;
+}
+
+/** What other modules (and the benchmark / browser tests, via window.__twinMap) can call. */
+export interface TopologyMap {
+  readonly model: MapModel;
+  /** Per-link utilisation 0..1: `values` in layout link order, or `a`/`b` node ids with `value`. */
+  setLinkUtilisation(input: LinkValues): { unmatched: number };
+  /** Per-node marks ("placed" for a job's ranks, "failed" for what-if failures). */
+  setNodeMarks(ids: readonly string[], marks: readonly string[]): void;
+  clearOverlay(name: "utilisation" | "marks" | "diff"): void;
+  focusNode(id: string): Promise<boolean>;
+  showPath(ids: readonly string[], hops?: number): void;
+  clearPath(): void;
+  /** Elements in the current scene. */
+  drawn(): DrawnCounts;
+  /** Synchronous full redraw, waiting for the GPU; milliseconds. */
+  redraw(): number;
+  /** Recompute the level of detail for the current camera now; milliseconds. */
+  updateLod(): number;
+  /** Camera: ratio 1 shows the whole fabric, smaller zooms in; x, y in layout units (centre). */
+  setCamera(ratio: number, x?: number, y?: number): void;
+  view(): View;
+  exportPng(): Promise<Blob | null>;
+  exportSvg(): string;
+  /** performance.now() when the first frame was drawn. */
+  readonly firstDrawAt: number;
+  readonly lod: boolean;
+}
+
+declare global {
+  interface Window {
+    __twinMap?: TopologyMap;
+  }
+}
+
+const maps = new WeakMap<HTMLElement, TopologyMap>();
+const ready = new WeakMap<HTMLElement, Promise<TopologyMap>>();
+
+export function getTopologyMap(host: HTMLElement): TopologyMap | undefined {
+  return maps.get(host);
+}
+
+export function whenTopologyMap(host: HTMLElement): Promise<TopologyMap> | undefined {
+  return ready.get(host);
+}
+
+function withQuery(url: string, params: Record<string, string>): string {
+  const query = new URLSearchParams(params).toString();
+  return `${url}${url.includes("?") ? "&" : "?"}${query}`;
+}
+
+function download(doc: Document, name: string, blob: Blob): void {
+  const link = doc.createElement("a");
+  link.href = URL.createObjectURL(blob);
+  link.download = name;
+  doc.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(link.href), 1000);
+}
+
+/** Mounts the map in `host`; resolves once the first frame is drawn. */
+export function mountTopologyMap(host: HTMLElement, context: TopologyMapContext): Promise<TopologyMap | null> {
+  const { doc, t } = context;
+  host.classList.add("tmap");
+  host.replaceChildren();
+  const stage = element(doc, "div", { class: "map-wrap tmap-stage", tabindex: "0", role: "application", "aria-label": t("map.stage") });
+  const notice = (className: string, message: string): void => {
+    stage.querySelector(":scope > .map-notice")?.remove();
+    stage.append(element(doc, "div", { class: `map-notice ${className}` }, [message]));
+  };
+  host.append(stage);
+  notice("muted", t("map.loading"));
+  const promise = context.http
+    .get(host.dataset["layoutUrl"] ?? "")
+    .then(parseLayout)
+    .then(
+      (model) => {
+        stage.querySelector(":scope > .map-notice")?.remove();
+        if (model.nodeCount === 0) {
+          notice("empty", t("map.empty"));
+          return null;
+        }
+        const map = showMap(host, stage, model, context);
+        maps.set(host, map);
+        window.__twinMap = map;
+        return map;
+      },
+      (error: unknown) => {
+        notice("error", t("map.loadFailed", { detail: describeRequestError(error, t) }));
+        return null;
+      },
+    );
+  ready.set(host, promise.then((map) => map ?? Promise.reject(new Error("no map"))));
+  ready.get(host)?.catch(() => undefined);
+  return promise;
+}
+
+function showMap(host: HTMLElement, stage: HTMLElement, model: MapModel, context: TopologyMapContext): TopologyMap {
+  const { doc, t, http } = context;
+  const urls = {
+    search: host.dataset["searchUrl"] ?? "",
+    node: host.dataset["nodeUrl"] ?? "",
+    path: host.dataset["pathUrl"] ?? "",
+    diff: host.dataset["diffUrl"] ?? "",
+  };
+  const lodEnabled = host.dataset["lod"] !== "off";
+  const budget = Number(host.dataset["budget"] ?? DEFAULT_LOD.budget) || DEFAULT_LOD.budget;
+  const pinned = new Set<number>();
+  const lodOptions: LodOptions = { ...DEFAULT_LOD, budget, pinned };
+  const overlays: Overlays = emptyOverlays();
+  let linkOverlay: MapState["linkOverlay"] = "none";
+  let path: PathHighlight | null = null;
+  let selected: number | null = null;
+  let pathMode = false;
+  let pathStart: number | null = null;
+  let scene: Scene;
+  let pairsCache: Map<string, number[]> | null = null;
+  const pairs = (): Map<string, number[]> => (pairsCache ??= linksByPair(model));
+  let diffPresent = new Set<DiffClass>();
+
+  // ---- DOM -------------------------------------------------------------
+  const tooltip = element(doc, "div", { class: "tooltip", role: "tooltip" });
+  tooltip.hidden = true;
+  const sigmaHost = element(doc, "div", { class: "tmap-sigma" });
+  stage.append(sigmaHost, tooltip);
+  const status = element(doc, "span", { class: "tmap-status", "aria-live": "polite" });
+  const drawnInfo = element(doc, "span", { class: "tmap-drawn muted" });
+  const button = (label: string, onClick: () => void, extra: Record<string, string> = {}): HTMLButtonElement => {
+    const b = element(doc, "button", { type: "button", class: "btn btn-small", ...extra }, [label]);
+    b.addEventListener("click", onClick);
+    return b;
+  };
+  const pathButton = button(t("map.pathMode"), () => setPathMode(!pathMode), { "aria-pressed": "false", class: "btn btn-small tmap-path" });
+  const overlaySelect = element(doc, "select", { class: "tmap-overlay", "aria-label": t("map.overlay.label") });
+  overlaySelect.hidden = true;
+  overlaySelect.addEventListener("change", () => {
+    linkOverlay = overlaySelect.value as MapState["linkOverlay"];
+    refreshScene();
+    renderLegend();
+  });
+  const search = searchBox({
+    doc,
+    t,
+    describeError: (error) => describeRequestError(error, t),
+    search: (query) =>
+      urls.search === ""
+        ? Promise.resolve(searchLocally(model.nodeId, model.nodeName, model.nodeKind, model.nodeTier, query))
+        : http.get(withQuery(urls.search, { q: query })).then(parseSearchResults),
+    choose: (result: SearchResult) => {
+      void api.focusNode(result.id).then((found) => {
+        const node = model.indexOfId.get(result.id);
+        if (found && node !== undefined) {
+          onNodeChosen(node);
+        }
+      });
+    },
+  });
+  const toolbar = element(doc, "div", { class: "tmap-toolbar", role: "toolbar", "aria-label": t("map.legend") }, [
+    search,
+    button("+", () => view.zoomBy(1.6), { "aria-label": t("map.zoomIn"), title: t("map.zoomIn") }),
+    button("−", () => view.zoomBy(1 / 1.6), { "aria-label": t("map.zoomOut"), title: t("map.zoomOut") }),
+    button(t("map.zoomReset"), () => view.reset()),
+    pathButton,
+    overlaySelect,
+    button(t("map.export.png"), () => void api.exportPng().then((blob) => blob && download(doc, `${fileStem()}.png`, blob))),
+    button(t("map.export.svg"), () => download(doc, `${fileStem()}.svg`, new Blob([api.exportSvg()], { type: "image/svg+xml" }))),
+    status,
+    drawnInfo,
+  ]);
+  const details = element(doc, "aside", { class: "tmap-details", "aria-label": t("map.details.title") });
+  details.hidden = true;
+  const legend = element(doc, "ul", { class: "legend", "aria-label": t("map.legend") });
+  const body = element(doc, "div", { class: "tmap-body" });
+  stage.replaceWith(body);
+  body.append(stage, details);
+  host.prepend(toolbar);
+  host.append(legend);
+
+  const fileStem = (): string => `fabric-map${model.snapshot === null ? "" : `-${String(model.snapshot)}`}`;
+
+  // ---- rendering -------------------------------------------------------
+  const view = new SigmaView(sigmaHost, model, {
+    clickItem: (item) => onItemClick(item),
+    clickStage: () => undefined,
+    enterItem: (item, x, y) => showTooltip(item, x, y),
+    leaveItem: () => {
+      tooltip.hidden = true;
+    },
+    cameraMoved: () => scheduleLod(),
+  });
+  view.frameStyle = (group, open) => ({
+    stroke: open ? "#cbd5e1" : "#94a3b8",
+    label: "#64748b",
+    fill: open ? "" : (scene?.innerSeverity[group] ?? 0) > 0 ? "rgba(220, 38, 38, 0.06)" : "rgba(100, 116, 139, 0.07)",
+  });
+
+  const state = (): MapState => ({
+    overlays,
+    pathNodes: path?.nodes ?? new Set(),
+    selected,
+    pathStart,
+    linkOverlay,
+  });
+  const folds = () => ({
+    utilisation: overlays.utilisation,
+    mark: linkOverlay === "diff" ? overlays.linkDiff : null,
+    path: path?.links ?? null,
+  });
+  const computeScene = (): Scene => (lodEnabled ? selectScene(model, view.view(), lodOptions, folds()) : fullScene(model, folds()));
+  const refreshScene = (): void => {
+    scene = computeScene();
+    const styled = styleScene(model, scene, state());
+    const closed: number[] = [];
+    for (const item of scene.items) {
+      if (item >= model.nodeCount) {
+        closed.push(item - model.nodeCount);
+      }
+    }
+    view.show(styled, scene.frames, closed);
+    drawnInfo.textContent = t("map.status.drawn", { nodes: scene.counts.nodes, links: scene.counts.edges });
+    host.dataset["drawn"] = String(scene.counts.total);
+  };
+  let lodTimer: ReturnType<typeof setTimeout> | undefined;
+  let lastViewKey = "";
+  const scheduleLod = (): void => {
+    if (!lodEnabled) {
+      return;
+    }
+    clearTimeout(lodTimer);
+    lodTimer = setTimeout(() => {
+      const v = view.view();
+      const key = [v.x0, v.y0, v.x1, v.y1].map((value) => Math.round(value)).join(",");
+      if (key !== lastViewKey) {
+        lastViewKey = key;
+        refreshScene();
+      }
+    }, 90);
+  };
+
+  // ---- interaction -----------------------------------------------------
+  const showTooltip = (item: number, x: number, y: number): void => {
+    const lines: [string, string][] = [];
+    let title: string;
+    if (item >= model.nodeCount) {
+      const g = item - model.nodeCount;
+      title = model.groupLabel[g] ?? "";
+      lines.push([t("map.tooltip.kind"), groupKindLabel(model.groupKind[g] ?? "", t)]);
+      lines.push([t("map.tooltip.cards"), String(model.groupCards[g])]);
+      lines.push([t("map.tooltip.nodes"), String(model.groupNodes[g])]);
+      lines.push(["", t("map.tooltip.expand")]);
+    } else {
+      title = model.nodeName[item] ?? "";
+      lines.push([t("map.tooltip.kind"), kindLabel(model.nodeKind[item] ?? "", t)]);
+      lines.push([t("map.tooltip.tier"), tierLabel(model.nodeTier[item] ?? null, t)]);
+      lines.push([t("map.tooltip.degree"), String(model.linksOfNode(item).length)]);
+    }
+    tooltip.replaceChildren(
+      element(doc, "strong", {}, [title]),
+      ...lines.map(([label, value]) =>
+        element(doc, "div", {}, label === "" ? [element(doc, "span", { class: "muted" }, [value])] : [element(doc, "span", { class: "muted" }, [`${label}: `]), value]),
+      ),
+    );
+    tooltip.hidden = false;
+    const fitsRight = x + 12 + tooltip.offsetWidth <= stage.clientWidth;
+    const fitsBelow = y + 12 + tooltip.offsetHeight <= stage.clientHeight;
+    tooltip.style.left = `${fitsRight ? x + 12 : Math.max(0, x - 12 - tooltip.offsetWidth)}px`;
+    tooltip.style.top = `${fitsBelow ? y + 12 : Math.max(0, y - 12 - tooltip.offsetHeight)}px`;
+  };
+
+  const expandGroup = (group: number): void => {
+    for (const g of pinsForGroup(model, group)) {
+      pinned.add(g);
+    }
+    const x = model.groupX[group] as number;
+    const y = model.groupY[group] as number;
+    void view.focus(x, y, x + (model.groupW[group] as number), y + (model.groupH[group] as number)).then(() => refreshScene());
+  };
+
+  const onItemClick = (item: number): void => {
+    tooltip.hidden = true;
+    if (item >= model.nodeCount) {
+      expandGroup(item - model.nodeCount);
+      return;
+    }
+    onNodeChosen(item);
+  };
+
+  const onNodeChosen = (node: number): void => {
+    if (pathMode) {
+      pickForPath(node);
+      return;
+    }
+    selected = node;
+    refreshScene();
+    void showDetails(node);
+  };
+
+  const showDetails = async (node: number): Promise<void> => {
+    details.hidden = false;
+    const close = button(t("map.details.close"), () => {
+      details.hidden = true;
+      selected = null;
+      refreshScene();
+    });
+    const fromHere = button(t("map.details.pathFrom"), () => {
+      setPathMode(true);
+      pickForPath(node);
+    });
+    const header = element(doc, "div", { class: "tmap-details-head" }, [element(doc, "h3", {}, [model.nodeName[node] ?? ""]), close]);
+    details.replaceChildren(header, element(doc, "p", { class: "muted" }, [t("map.details.loading")]));
+    const onPeer = (id: string): void => {
+      void api.focusNode(id).then((found) => {
+        const peer = model.indexOfId.get(id);
+        if (found && peer !== undefined) {
+          onNodeChosen(peer);
+        }
+      });
+    };
+    try {
+      const info =
+        urls.node === ""
+          ? detailsFromModel(model, node)
+          : parseNodeDetails(await http.get(withQuery(urls.node, { id: model.nodeId[node] ?? "" })));
+      if (selected === node) {
+        details.replaceChildren(header, ...renderDetails(doc, info, t, onPeer), fromHere);
+      }
+    } catch (error) {
+      details.replaceChildren(header, element(doc, "p", { class: "error" }, [t("map.details.failed", { detail: describeRequestError(error, t) })]));
+    }
+  };
+
+  const setPathMode = (on: boolean): void => {
+    pathMode = on;
+    pathButton.setAttribute("aria-pressed", String(on));
+    pathStart = null;
+    if (on) {
+      path = null;
+      status.textContent = t("map.path.pickFirst");
+    } else {
+      status.textContent = "";
+    }
+    refreshScene();
+  };
+
+  const pickForPath = (node: number): void => {
+    if (pathStart === null || pathStart === node) {
+      pathStart = node;
+      path = null;
+      status.textContent = t("map.path.pickSecond", { name: model.nodeName[node] ?? "" });
+      refreshScene();
+      return;
+    }
+    const from = pathStart;
+    const names = { a: model.nodeName[from] ?? "", b: model.nodeName[node] ?? "" };
+    const local = (): void => {
+      const found = shortestPath(model, from, node);
+      if (found === null) {
+        status.textContent = t("map.path.none", names);
+      } else {
+        api.showPath(found.map((index) => model.nodeId[index] ?? ""));
+      }
+    };
+    pathStart = null;
+    pathMode = false;
+    pathButton.setAttribute("aria-pressed", "false");
+    if (urls.path === "") {
+      local();
+      return;
+    }
+    http.get(withQuery(urls.path, { a: model.nodeId[from] ?? "", b: model.nodeId[node] ?? "" })).then(
+      (answer) => {
+        const parsed = parsePath(answer);
+        if (parsed === null || parsed.nodes.length === 0) {
+          status.textContent = t("map.path.none", names);
+        } else {
+          api.showPath(parsed.nodes, parsed.hops);
+        }
+      },
+      (error: unknown) => {
+        status.textContent =
+          (error as { status?: number }).status === 404 ? t("map.path.none", names) : t("map.path.failed", { detail: describeRequestError(error, t) });
+        refreshScene();
+      },
+    );
+  };
+
+  stage.addEventListener("keydown", (event) => {
+    const step = 80;
+    const actions: Record<string, () => void> = {
+      ArrowLeft: () => view.panBy(-step, 0),
+      ArrowRight: () => view.panBy(step, 0),
+      ArrowUp: () => view.panBy(0, -step),
+      ArrowDown: () => view.panBy(0, step),
+      "+": () => view.zoomBy(1.6),
+      "=": () => view.zoomBy(1.6),
+      "-": () => view.zoomBy(1 / 1.6),
+      "0": () => view.reset(),
+      Escape: () => {
+        selected = null;
+        path = null;
+        setPathMode(false);
+      },
+    };
+    const action = actions[event.key];
+    if (action !== undefined && event.target === stage) {
+      event.preventDefault();
+      action();
+    }
+  });
+
+  // ---- legend ----------------------------------------------------------
+  const renderLegend = (): void => {
+    const entry = (colour: string, label: string, shape: "node" | "link" | "box"): HTMLElement => {
+      const swatch = element(doc, "span", { class: `legend-swatch legend-${shape}` });
+      swatch.style.background = colour;
+      return element(doc, "li", {}, [swatch, label]);
+    };
+    const categories = new Set<string>();
+    for (let node = 0; node < model.nodeCount; node += 1) {
+      categories.add(nodeCategory(model, node));
+    }
+    const entries: HTMLElement[] = Object.keys(CATEGORY_LABELS)
+      .filter((category) => categories.has(category))
+      .map((category) => entry(NODE_COLOURS[category] ?? "#94a3b8", t(CATEGORY_LABELS[category]!), "node"));
+    if (model.groupCount > 0) {
+      entries.push(entry(GROUP_COLOURS["pod"]!, t("map.legend.group"), "node"));
+      entries.push(entry(LINK_COLOURS.down, t("map.legend.faultInside"), "node"));
+    }
+    if (linkOverlay === "diff") {
+      for (const diffClass of DIFF_CLASSES.filter((c) => diffPresent.has(c))) {
+        entries.push(entry(DIFF_COLOURS[diffClass], t(DIFF_LABELS[diffClass]), "link"));
+      }
+    } else if (linkOverlay === "utilisation") {
+      const gradient = element(doc, "span", { class: "legend-swatch legend-gradient" });
+      gradient.style.background = `linear-gradient(to right, ${UTILISATION_STOPS.map(([stop, colour]) => `${colour} ${stop * 100}%`).join(", ")})`;
+      entries.push(element(doc, "li", {}, [gradient, t("map.legend.utilisation")]));
+    } else {
+      for (const state of ["up", "degraded", "down"] as const) {
+        entries.push(entry(LINK_COLOURS[state], t(LINK_STATE_LABELS[state]), "link"));
+      }
+    }
+    if (overlays.nodeMark) {
+      const present = new Set(overlays.nodeMark);
+      NODE_MARKS.forEach((mark, index) => {
+        if (present.has(index)) {
+          entries.push(entry(NODE_MARK_COLOURS[mark], t(NODE_MARK_LABELS[mark]), "node"));
+        }
+      });
+    }
+    if (path !== null) {
+      entries.push(entry(PATH_COLOUR, t("map.legend.path"), "link"));
+    }
+    legend.replaceChildren(...entries);
+  };
+  const renderOverlayChoices = (): void => {
+    const choices: [MapState["linkOverlay"], string][] = [["none", t("map.overlay.none")]];
+    if (overlays.utilisation) {
+      choices.push(["utilisation", t("map.overlay.utilisation")]);
+    }
+    if (overlays.linkDiff) {
+      choices.push(["diff", t("map.overlay.diff")]);
+    }
+    overlaySelect.replaceChildren(
+      ...choices.map(([value, label]) => {
+        const option = element(doc, "option", { value }, [label]);
+        option.selected = value === linkOverlay;
+        return option;
+      }),
+    );
+    overlaySelect.hidden = choices.length <= 1;
+  };
+
+  // ---- public handle ---------------------------------------------------
+  const api: TopologyMap = {
+    model,
+    lod: lodEnabled,
+    firstDrawAt: 0,
+    setLinkUtilisation(input) {
+      const { values, unmatched } = utilisationArray(model, input, pairs);
+      overlays.utilisation = values;
+      linkOverlay = "utilisation";
+      renderOverlayChoices();
+      renderLegend();
+      refreshScene();
+      return { unmatched };
+    },
+    setNodeMarks(ids, marks) {
+      overlays.nodeMark = nodeMarkArray(model, ids, marks);
+      renderLegend();
+      refreshScene();
+    },
+    clearOverlay(name) {
+      if (name === "utilisation") {
+        overlays.utilisation = null;
+      } else if (name === "marks") {
+        overlays.nodeMark = null;
+      } else {
+        overlays.linkDiff = null;
+        overlays.nodeDiff = null;
+      }
+      if ((linkOverlay === "utilisation" && !overlays.utilisation) || (linkOverlay === "diff" && !overlays.linkDiff)) {
+        linkOverlay = overlays.linkDiff ? "diff" : overlays.utilisation ? "utilisation" : "none";
+      }
+      renderOverlayChoices();
+      renderLegend();
+      refreshScene();
+    },
+    async focusNode(id) {
+      const node = model.indexOfId.get(id);
+      if (node === undefined) {
+        return false;
+      }
+      for (const g of pinsForNode(model, node)) {
+        pinned.add(g);
+      }
+      const x = model.nodeX[node] as number;
+      const y = model.nodeY[node] as number;
+      const reach = 60;
+      await view.focus(x - reach, y - reach, x + reach, y + reach);
+      selected = node;
+      refreshScene();
+      return true;
+    },
+    showPath(ids, hops) {
+      path = pathHighlight(model, ids, hops);
+      for (const node of path.nodes) {
+        for (const g of pinsForNode(model, node)) {
+          pinned.add(g);
+        }
+      }
+      const names = { a: model.nodeName[model.indexOfId.get(ids[0] ?? "") ?? -1] ?? ids[0] ?? "", b: model.nodeName[model.indexOfId.get(ids[ids.length - 1] ?? "") ?? -1] ?? "" };
+      status.textContent = path.hops === 1 ? t("map.path.oneHop", names) : t("map.path.result", { ...names, hops: path.hops });
+      host.dataset["pathHops"] = String(path.hops);
+      renderLegend();
+      refreshScene();
+    },
+    clearPath() {
+      path = null;
+      delete host.dataset["pathHops"];
+      status.textContent = "";
+      renderLegend();
+      refreshScene();
+    },
+    drawn: () => scene.counts,
+    redraw: () => view.redraw(),
+    updateLod() {
+      const started = performance.now();
+      refreshScene();
+      view.redraw();
+      return performance.now() - started;
+    },
+    setCamera(ratio, x, y) {
+      const camera = view.sigma.getCamera();
+      const centre =
+        x === undefined || y === undefined ? { x: camera.getState().x, y: camera.getState().y } : view.sigma.viewportToFramedGraph(view.toScreen(x, y));
+      camera.setState({ ratio, x: centre.x, y: centre.y });
+    },
+    view: () => view.view(),
+    exportPng: () => new Promise((resolve) => view.composePng().toBlob(resolve, "image/png")),
+    exportSvg: () => {
+      const { width, height } = view.sigma.getDimensions();
+      return sceneToSvg(model, styleScene(model, scene, state()), view.view(), {
+        width,
+        height,
+        title: fileStem(),
+        frames: scene.frames,
+      });
+    },
+  };
+
+  new ResizeObserver(() => {
+    view.resize();
+    scheduleLod();
+  }).observe(stage);
+
+  refreshScene();
+  view.redraw();
+  (api as { firstDrawAt: number }).firstDrawAt = performance.now();
+  host.dataset["nodes"] = String(model.nodeCount);
+  renderOverlayChoices();
+  renderLegend();
+
+  if (urls.diff !== "") {
+    http.get(urls.diff).then(
+      (answer) => {
+        const findings = parseFindings(answer);
+        const arrays = diffArrays(model, findings, pairs);
+        overlays.linkDiff = arrays.linkDiff;
+        overlays.nodeDiff = arrays.nodeDiff;
+        diffPresent = arrays.present;
+        linkOverlay = "diff";
+        status.textContent = t("map.overlay.diffCount", { count: findings.length });
+        host.dataset["diffFindings"] = String(findings.length);
+        renderOverlayChoices();
+        renderLegend();
+        refreshScene();
+      },
+      (error: unknown) => {
+        status.textContent = t("map.overlay.diffFailed", { detail: describeRequestError(error, t) });
+      },
+    );
+  }
+  return api;
+}
