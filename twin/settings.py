@@ -162,8 +162,10 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_TRANSPORT_OPTIONS = {
-    # Longer than the longest run, or Redis would hand an unfinished run to a second worker.
-    "visibility_timeout": 6 * 3600,
+    # How long before Redis hands a task whose worker died (unacknowledged) to another worker.
+    # Longer than the longest single task (a run's cell, not the whole run), or a slow task
+    # would be done twice; the work is repeatable, so that costs time, not correctness.
+    "visibility_timeout": int(os.environ.get("TWIN_TASK_REDELIVERY_S", 3600)),
     "socket_connect_timeout": 2,
 }
 # Publishing fails fast when Redis is down, so the user hears about it at once.

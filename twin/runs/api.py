@@ -12,9 +12,9 @@ from twin.simulations.services import ALGORITHMS, COLLECTIVES, ECMP_MODES
 
 from .models import Run, RunKind
 from .realtime import run_state_payload
-from .services import run_create
+from .services import run_cancel, run_create
 
-__all__ = ("RunListCreateApi", "RunDetailApi", "RunDetailDataApi")
+__all__ = ("RunListCreateApi", "RunDetailApi", "RunDetailDataApi", "RunCancelApi")
 
 
 class RunSerializer(serializers.Serializer):
@@ -109,3 +109,11 @@ class RunDetailDataApi(APIView):
     def get(self, request, pk: int):
         run = get_object_or_404(Run, pk=pk)
         return Response(run.detail or {})
+
+
+class RunCancelApi(APIView):
+    """Stop a run; cells not yet started are skipped."""
+
+    @extend_schema(request=None, responses={200: RunSerializer})
+    def post(self, request, pk: int):
+        return Response(RunSerializer(run_cancel(run=get_object_or_404(Run, pk=pk))).data)

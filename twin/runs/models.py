@@ -3,7 +3,7 @@ from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
-__all__ = ("RunKind", "RunStatus", "Run")
+__all__ = ("RunKind", "RunStatus", "Run", "CellStatus", "RunCell")
 
 
 class RunKind(models.TextChoices):
@@ -16,10 +16,11 @@ class RunStatus(models.TextChoices):
     RUNNING = "running", _("Running")
     SUCCEEDED = "succeeded", _("Succeeded")
     FAILED = "failed", _("Failed")
+    CANCELLED = "cancelled", _("Cancelled")
 
     @classmethod
     def terminal(cls) -> tuple["RunStatus", ...]:
-        return (cls.SUCCEEDED, cls.FAILED)
+        return (cls.SUCCEEDED, cls.FAILED, cls.CANCELLED)
 
 
 class Run(models.Model):
@@ -53,3 +54,34 @@ class Run(models.Model):
     @property
     def is_terminal(self) -> bool:
         return self.status in RunStatus.terminal()
+
+
+class CellStatus(models.TextChoices):
+    PENDING = "pending", _("Pending")
+    DONE = "done", _("Done")
+    FAILED = "failed", _("Failed")
+    SKIPPED = "skipped", _("Skipped")
+
+
+class RunCell(models.Model):
+    """One independent piece of a fanned-out run (e.g. stage x alternative x collective of a
+    what-if), done by its own Celery task. Cells are pure computations: doing one twice gives
+    the same result, so a redelivered task simply does it again unless it is already done."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="cells")
+    key = models.CharField(max_length=200, help_text="Stable name of the cell within its run")
+    position = models.PositiveIntegerField()
+    params = models.JSONField(default=dict)
+    status = models.CharField(max_length=16, choices=CellStatus.choices, default=CellStatus.PENDING)
+    result = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ("run", "position")
+        constraints = [models.UniqueConstraint(fields=("run", "key"), name="%(app_label)s_%(class)s_unique_key")]
+        indexes = [models.Index(fields=("run", "status"))]
+
+    def __str__(self) -> str:
+        return f"{self.run} / {self.key}"

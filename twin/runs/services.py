@@ -1,28 +1,42 @@
-"""Writes to runs: create and queue, execute once, finish."""
+"""Writes to runs: create and queue, execute (whole or as fanned-out cells), finish, cancel."""
 import logging
 
 from django.db import transaction
-from django.db.models import F
+from django.db.models import Count, F
 from django.utils import timezone
 
-from twin.common.errors import ServiceUnavailable
+from twin.common.errors import ApplicationError, ServiceUnavailable
 from twin.fabrics.models import Snapshot
 from twin.simcore.errors import TwinCoreError
 
+from .fanout import FANOUT_KINDS
 from .handlers import RUN_HANDLERS
-from .models import Run, RunKind, RunStatus
+from .models import CellStatus, Run, RunCell, RunKind, RunStatus
 from .progress import ProgressReporter
 from .realtime import run_broadcast
 
-__all__ = ("run_create", "run_execute", "run_finish")
+__all__ = ("run_create", "run_execute", "run_finish", "run_cancel", "cell_execute", "run_assemble")
 
 log = logging.getLogger(__name__)
+
+BROKER_DOWN = "Background work is unavailable: the message broker (Redis) cannot be reached."
+
+
+def queue_task(task, *args) -> None:
+    """Send a task, raising ServiceUnavailable when the broker cannot take it."""
+    try:
+        task.apply_async(args=list(args))
+    except Exception as exc:  # noqa: BLE001 - any broker failure means the same to the user
+        log.warning("could not queue %s%s: %s", task.name, args, exc)
+        raise ServiceUnavailable(f"{BROKER_DOWN} Try again when it is back.") from exc
 
 
 def run_create(*, kind: RunKind, snapshot: Snapshot, user=None, params: dict | None = None) -> Run:
     """Save a pending run and queue it once the row is committed.
 
-    Raises ServiceUnavailable (and marks the run failed) when the broker cannot take it.
+    Fanned-out kinds check their parameters here first, so that impossible requests are refused
+    before any task starts. Raises ServiceUnavailable (and marks the run failed) when the broker
+    cannot take the run.
     """
     from .tasks import run_execute_task  # tasks import services: import here to avoid a cycle
 
@@ -30,32 +44,47 @@ def run_create(*, kind: RunKind, snapshot: Snapshot, user=None, params: dict | N
         run = Run(kind=kind, snapshot=snapshot, params=params or {}, created_by=user)
         run.full_clean()
         run.save()
+        if kind in FANOUT_KINDS:
+            try:
+                FANOUT_KINDS[kind].plan(run)
+            except TwinCoreError as error:
+                transaction.set_rollback(True)
+                raise ApplicationError(str(error)) from error
 
     def queue() -> None:
         try:
-            run_execute_task.apply_async(args=[run.pk])
-        except Exception as exc:  # noqa: BLE001 - any broker failure means the same to the user
-            log.warning("could not queue run %s: %s", run.pk, exc)
-            run_finish(run_id=run.pk, status=RunStatus.FAILED, error="Background work is unavailable: the message broker (Redis) cannot be reached.")
-            raise ServiceUnavailable(
-                "Background work is unavailable: the message broker (Redis) cannot be reached. Try again when it is back."
-            ) from exc
+            queue_task(run_execute_task, run.pk)
+        except ServiceUnavailable:
+            run_finish(run_id=run.pk, status=RunStatus.FAILED, error=BROKER_DOWN)
+            raise
 
     transaction.on_commit(queue, robust=False)
     run.refresh_from_db()
     return run
 
 
-def run_execute(*, run_id: int) -> None:
-    """Do the run's work. Safe to call twice: only the call that claims a pending run works."""
-    claimed = Run.objects.filter(pk=run_id, status=RunStatus.PENDING).update(
+def run_claim(run_id: int) -> Run | None:
+    """Take a run that is not finished. A pending run becomes running; a running one is taken
+    again, which happens only when its first worker died and the broker handed the task on."""
+    Run.objects.filter(pk=run_id, status=RunStatus.PENDING).update(
         status=RunStatus.RUNNING, started_at=timezone.now(), message="Started", seq=F("seq") + 1
     )
-    if not claimed:
-        log.info("run %s is not pending (already taken or gone); nothing to do", run_id)
+    run = Run.objects.select_related("snapshot").filter(pk=run_id, status=RunStatus.RUNNING).first()
+    if run is None:
+        log.info("run %s is finished or gone; nothing to do", run_id)
+    return run
+
+
+def run_execute(*, run_id: int) -> None:
+    """Do the run's work, or for fanned-out kinds create its cells and queue them.
+    Safe to call twice: a finished run is left alone, and the work itself is repeatable."""
+    run = run_claim(run_id)
+    if run is None:
         return
-    run = Run.objects.select_related("snapshot").get(pk=run_id)
     run_broadcast(run)
+    if run.kind in FANOUT_KINDS:
+        run_fan_out(run)
+        return
     try:
         output = RUN_HANDLERS[run.kind](run, ProgressReporter(run_id))
     except TwinCoreError as exc:  # the core says why it cannot do what was asked
@@ -68,11 +97,94 @@ def run_execute(*, run_id: int) -> None:
     run_finish(run_id=run_id, status=RunStatus.SUCCEEDED, result=output.result, detail=output.detail)
 
 
+def run_fan_out(run: Run) -> None:
+    """Create the run's cells (once) and queue every cell not yet done."""
+    from .tasks import cell_execute_task
+
+    try:
+        plans = FANOUT_KINDS[run.kind].plan(run)
+    except TwinCoreError as error:
+        run_finish(run_id=run.pk, status=RunStatus.FAILED, error=str(error))
+        return
+    RunCell.objects.bulk_create(
+        [RunCell(run=run, key=plan.key, position=index, params={**plan.params, "_label": plan.label}) for index, plan in enumerate(plans)],
+        ignore_conflicts=True,  # a second delivery of this task finds them there
+    )
+    pending = list(run.cells.filter(status=CellStatus.PENDING).values_list("pk", flat=True))
+    progress_update(run.pk, f"0 of {len(plans)} cells done")
+    for cell_id in pending:
+        queue_task(cell_execute_task, cell_id)
+
+
+def cell_execute(*, cell_id: int) -> None:
+    """Do one cell of a fanned-out run, then count it in; the last one queues the assembly."""
+    cell = RunCell.objects.select_related("run__snapshot").filter(pk=cell_id).first()
+    if cell is None or cell.status != CellStatus.PENDING:
+        return
+    run = cell.run
+    if run.is_terminal:  # cancelled or failed meanwhile
+        RunCell.objects.filter(pk=cell_id, status=CellStatus.PENDING).update(status=CellStatus.SKIPPED)
+        return
+    RunCell.objects.filter(pk=cell_id).update(attempts=F("attempts") + 1)
+    params = {key: value for key, value in cell.params.items() if key != "_label"}
+    try:
+        result = FANOUT_KINDS[run.kind].execute(run, params)
+    except Exception as exc:  # noqa: BLE001 - recorded on the cell and the run, shown to the user
+        reason = str(exc) if isinstance(exc, TwinCoreError) else f"{type(exc).__name__}: {exc}"
+        if not isinstance(exc, TwinCoreError):
+            log.exception("cell %s of run %s failed", cell.key, run.pk)
+        RunCell.objects.filter(pk=cell_id, status=CellStatus.PENDING).update(status=CellStatus.FAILED, error=reason, finished_at=timezone.now())
+        run_finish(run_id=run.pk, status=RunStatus.FAILED, error=f"{cell.params.get('_label') or cell.key}: {reason}")
+        return
+    updated = RunCell.objects.filter(pk=cell_id, status=CellStatus.PENDING).update(status=CellStatus.DONE, result=result, finished_at=timezone.now())
+    if updated:
+        cell_counted(run, cell)
+
+
+def cell_counted(run: Run, cell: RunCell) -> None:
+    from .tasks import run_assemble_task
+
+    counts = dict(run.cells.values("status").annotate(n=Count("pk")).values_list("status", "n"))
+    total = sum(counts.values())
+    done = counts.get(CellStatus.DONE, 0)
+    progress_update(run.pk, f"{done} of {total} cells done (last: {cell.params.get('_label') or cell.key})", fraction=done / total)
+    if done == total:
+        queue_task(run_assemble_task, run.pk)
+
+
+def progress_update(run_id: int, message: str, fraction: float | None = None) -> None:
+    changes = {"message": message[:255], "seq": F("seq") + 1}
+    if fraction is not None:
+        changes["progress"] = min(fraction, 0.99)  # 1.0 only once the run has its result
+    if Run.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(**changes):
+        run_broadcast(Run.objects.get(pk=run_id))
+
+
+def run_assemble(*, run_id: int) -> None:
+    """Build a fanned-out run's result from its cells, once."""
+    with transaction.atomic():
+        run = Run.objects.select_for_update().select_related("snapshot").filter(pk=run_id, status=RunStatus.RUNNING).first()
+        if run is None:
+            return
+        cells = list(run.cells.filter(status=CellStatus.DONE).values_list("key", "result"))
+        if len(cells) != run.cells.count():
+            return  # not all done (a stray redelivery); the last cell queues the assembly
+        try:
+            output = FANOUT_KINDS[run.kind].assemble(run, dict(cells))
+        except Exception as exc:  # noqa: BLE001 - recorded on the run
+            log.exception("assembling run %s failed", run_id)
+            reason = str(exc) if isinstance(exc, TwinCoreError) else f"{type(exc).__name__}: {exc}"
+            transaction.on_commit(lambda: run_finish(run_id=run_id, status=RunStatus.FAILED, error=reason))
+            return
+        transaction.on_commit(lambda: run_finish(run_id=run_id, status=RunStatus.SUCCEEDED, result=output.result, detail=output.detail))
+
+
 def run_finish(*, run_id: int, status: RunStatus, result: dict | None = None, detail: dict | None = None, error: str = "") -> Run:
-    Run.objects.filter(pk=run_id).update(
+    """Record the end of a run once: a run that already ended keeps its first ending."""
+    Run.objects.filter(pk=run_id).exclude(status__in=RunStatus.terminal()).update(
         status=status,
         progress=1.0 if status == RunStatus.SUCCEEDED else F("progress"),
-        message="Finished" if status == RunStatus.SUCCEEDED else "Failed",
+        message={RunStatus.SUCCEEDED: "Finished", RunStatus.CANCELLED: "Cancelled"}.get(status, "Failed"),
         result=result,
         detail=detail,
         error=error,
@@ -82,3 +194,10 @@ def run_finish(*, run_id: int, status: RunStatus, result: dict | None = None, de
     run = Run.objects.get(pk=run_id)
     run_broadcast(run)
     return run
+
+
+def run_cancel(*, run: Run) -> Run:
+    """Stop a run: cells not yet started are skipped; a cell in progress finishes unused."""
+    if run.is_terminal:
+        raise ApplicationError(f"Run {run.pk} has already ended ({run.get_status_display().lower()}).")
+    return run_finish(run_id=run.pk, status=RunStatus.CANCELLED, error="Cancelled by a user.")

@@ -85,7 +85,7 @@ def detect_nccl_log(text: str) -> bool:
 def bus_id_from_nccl(text: str) -> str:
     """PCI bus id from NCCL's log form (``%lx`` of the id's hex digits) as ``dddd:bb:dd.f``.
 
-    >>> bus_id_from_nccl("18000"), bus_id_from_nccl("10001a0f1")
+    >>> bus_id_from_nccl("18000"), bus_id_from_nccl("11a0f1")
     ('0000:18:00.0', '0001:1a:0f.1')
     """
     value = int(text, 16)

@@ -294,11 +294,11 @@ def parse_trace_csv(text: str, *, source_name: str, options: ParseOptions = Pars
             if len(row) > len(header):
                 problems.add(f"{len(row)} cells in a row", line=line, expected=f"at most {len(header)}, one per header column")
                 continue
-            cells = dict(zip(header, (cell.strip() for cell in row)))
-            kind = cells["kind"]
+            cells = dict(zip(header, row))  # cells are kept as written: spaces in text fields count
+            kind = cells["kind"].strip()
             if kind == "trace":
                 attrs = _json_cell(cells.get("attrs") or "{}", line, problems)
-                version = cells.get("version", "")
+                version = cells.get("version", "").strip()
                 builder.header(cells.get("name"), int(version) if _INTEGER.fullmatch(version) else version, attrs, line=line)
             elif kind in _RECORD_FIELDS:
                 if builder.name is None and not problems:

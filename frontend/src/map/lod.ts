@@ -95,6 +95,16 @@ function withMargin(view: View, margin: number): [number, number, number, number
   return [view.x0 - mx, view.y0 - my, view.x1 + mx, view.y1 + my];
 }
 
+/**
+ * The width that must reach the threshold on screen for a group to open: its
+ * box, or for a row of switches (a "tier" group) the gap between two of them,
+ * since a row fans out into many links as soon as it opens.
+ */
+export function openWidth(model: MapModel, group: number): number {
+  const width = model.groupW[group] as number;
+  return model.groupKind[group] === "tier" ? width / Math.max(1, model.groupNodes[group] as number) : width;
+}
+
 /** Open groups for one threshold: in view, wide enough on screen, parents open; pinned ones always. */
 export function openGroups(model: MapModel, view: View, openPx: number, options: LodOptions): Uint8Array {
   const [x0, y0, x1, y1] = withMargin(view, options.margin);
@@ -106,7 +116,7 @@ export function openGroups(model: MapModel, view: View, openPx: number, options:
     }
     if (
       options.pinned.has(g) ||
-      ((model.groupW[g] as number) * view.pxPerUnit >= openPx && intersects(model, g, x0, y0, x1, y1))
+      (openWidth(model, g) * view.pxPerUnit >= openPx && intersects(model, g, x0, y0, x1, y1))
     ) {
       open[g] = 1;
     }

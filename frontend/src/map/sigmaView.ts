@@ -60,6 +60,7 @@ export class SigmaView {
     const createContext = this.sigma.createCanvasContext as (id: string, options: { beforeLayer: string }) => Sigma;
     createContext.call(this.sigma, "frames", { beforeLayer: "edges" });
     this.framesCanvas = this.sigma.getCanvases()["frames"] as HTMLCanvasElement;
+    this.sigma.resize(true);
     this.sigma.on("beforeRender", () => {
       this.renderStarted = performance.now();
     });

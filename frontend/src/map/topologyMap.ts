@@ -603,7 +603,7 @@ function showMap(host: HTMLElement, stage: HTMLElement, model: MapModel, context
     setCamera(ratio, x, y) {
       const camera = view.sigma.getCamera();
       const centre =
-        x === undefined || y === undefined ? { x: camera.getState().x, y: camera.getState().y } : view.sigma.viewportToFramedGraph(view.toScreen(x, y));
+        x === undefined || y === undefined ? { x: 0.5, y: 0.5 } : view.sigma.viewportToFramedGraph(view.toScreen(x, y));
       camera.setState({ ratio, x: centre.x, y: centre.y });
     },
     view: () => view.view(),

@@ -1,0 +1,182 @@
+"""Benchmark of the WebGL fabric map on a 16,384-card 3-tier fat-tree, in headless Chromium.
+
+Run from the repository root after ``(cd frontend && npm run build)``:
+``.venv/bin/python bench/bench_map.py`` (``--cards N --radix K`` for another size).
+
+No Django: it builds ``fat_tree(endpoints=16384, radix=64)``, computes
+``fabric_layout`` (printing its time and JSON size), writes the layout and a
+tiny harness page that loads the built ``frontend/dist/app.js`` into a temp
+directory, serves it with ``http.server`` on 127.0.0.1 (a thread, stopped at
+the end) and drives Chromium through Playwright (Debian's /usr/bin/chromium,
+software WebGL). Through the map's ``window.__twinMap`` hook it prints the
+first-draw time (from navigation start), then for each zoom level the elements
+drawn, the level-of-detail update time (scene + sigma rebuild + render) and
+the redraw time (a synchronous sigma render waiting for the GPU, median of
+five). The same is measured for the naive baseline: every node and link in
+sigma, no level of detail (``data-lod="off"``). Figures are printed, not
+asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import shutil
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from playwright.sync_api import sync_playwright  # noqa: E402
+
+from twin.simcore.generate import fat_tree  # noqa: E402
+from twin.simcore.layout import fabric_layout  # noqa: E402
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+# Camera ratios: 1 shows the whole fabric; smaller zooms in (0.01 is 100x).
+ZOOMS = (1.0, 0.5, 0.25, 0.1, 0.05, 0.02, 0.01)
+REDRAWS = 5
+VIEWPORT = {"width": 1400, "height": 900}
+
+HARNESS = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>map bench</title>
+<link rel="stylesheet" href="app.css"></head>
+<body data-lang="en" data-health-url="health.json">
+<main style="padding:8px">
+<div id="fabric-map" data-layout-url="layout.json" data-lod="{lod}"></div>
+</main>
+<script src="app.js" defer></script>
+</body></html>
+"""
+
+
+class _QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002 - the base class's name
+        pass
+
+
+def serve(directory: Path) -> tuple[ThreadingHTTPServer, threading.Thread]:
+    handler = functools.partial(_QuietHandler, directory=str(directory))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    return server, thread
+
+
+def write_site(directory: Path, layout: dict) -> int:
+    dist = ROOT / "frontend" / "dist"
+    if not (dist / "app.js").exists():
+        raise SystemExit("frontend/dist/app.js is missing: run (cd frontend && npm run build) first")
+    for name in ("app.js", "app.css"):
+        shutil.copy(dist / name, directory / name)
+    payload = json.dumps(layout, separators=(",", ":"))
+    (directory / "layout.json").write_text(payload)
+    (directory / "health.json").write_text('{"status": "ok", "redis": "ok"}')
+    (directory / "lod.html").write_text(HARNESS.replace("{lod}", "on"))
+    (directory / "naive.html").write_text(HARNESS.replace("{lod}", "off"))
+    return len(payload)
+
+
+def measure(page, url: str, centre: tuple[float, float], zooms: tuple[float, ...]) -> dict:
+    page.goto(url)
+    page.wait_for_function("window.__twinMap !== undefined && window.__twinMap.firstDrawAt > 0", timeout=120_000)
+    first_draw = page.evaluate("window.__twinMap.firstDrawAt")
+    levels = []
+    for ratio in zooms:
+        update = page.evaluate(
+            "([ratio, x, y]) => { const m = window.__twinMap; m.setCamera(ratio, x, y); return m.updateLod(); }",
+            [ratio, *centre],
+        )
+        redraws = page.evaluate(
+            f"() => Array.from({{length: {REDRAWS}}}, () => window.__twinMap.redraw())"
+        )
+        drawn = page.evaluate("window.__twinMap.drawn()")
+        levels.append({"ratio": ratio, "update_ms": update, "redraw_ms": statistics.median(redraws), **drawn})
+    return {"first_draw_ms": first_draw, "levels": levels}
+
+
+def print_run(title: str, run: dict) -> None:
+    print(f"\n{title}: first frame {run['first_draw_ms']:.0f} ms after navigation start")
+    print(f"  {'zoom':>6} {'markers':>8} {'links':>7} {'frames':>7} {'total':>7} {'LOD update':>11} {'redraw':>8}")
+    for level in run["levels"]:
+        print(
+            f"  {1 / level['ratio']:>5.0f}x {level['nodes']:>8} {level['edges']:>7} {level['frames']:>7} "
+            f"{level['total']:>7} {level['update_ms']:>8.0f} ms {level['redraw_ms']:>5.0f} ms"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cards", type=int, default=16384)
+    parser.add_argument("--radix", type=int, default=64)
+    parser.add_argument("--screenshots", type=Path, default=None, help="save a PNG per zoom level here")
+    args = parser.parse_args()
+
+    fabric = fat_tree(endpoints=args.cards, radix=args.radix)
+    started = time.perf_counter()
+    layout = fabric_layout(fabric)
+    layout_seconds = time.perf_counter() - started
+    print(
+        f"fabric: {len(fabric.cards())} cards, {len(fabric.switches())} switches, {len(fabric.links)} links"
+    )
+
+    with tempfile.TemporaryDirectory(prefix="bench-map-") as temp:
+        site = Path(temp)
+        size = write_site(site, layout)
+        print(f"layout: computed in {layout_seconds * 1000:.0f} ms, {size / 1e6:.2f} MB of JSON "
+              f"({len(layout['groups']['id'])} groups)")
+        # Zoom towards the middle of the first pod's first leaf group, where every level has detail.
+        groups = layout["groups"]
+        leaf = groups["kind"].index(layout["codes"]["group_kind"].index("leaf"))
+        centre = (groups["x"][leaf] + groups["w"][leaf] / 2, groups["y"][leaf] + groups["h"][leaf] / 2)
+        server, thread = serve(site)
+        base = f"http://127.0.0.1:{server.server_address[1]}"
+        try:
+            with sync_playwright() as playwright:
+                browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+                try:
+                    page = browser.new_page(viewport=VIEWPORT)
+                    lod = measure(page, f"{base}/lod.html", centre, ZOOMS)
+                    if args.screenshots:
+                        args.screenshots.mkdir(parents=True, exist_ok=True)
+                        page.evaluate("window.__twinMap.setCamera(1); window.__twinMap.updateLod()")
+                        page.screenshot(path=str(args.screenshots / "map-lod.png"))
+                    page.close()
+                    page = browser.new_page(viewport=VIEWPORT)
+                    naive = measure(page, f"{base}/naive.html", centre, (1.0, 0.1))
+                    page.close()
+                finally:
+                    browser.close()
+        finally:
+            server.shutdown()
+            thread.join()
+            server.server_close()
+
+    print_run("level of detail (budget 3,000 elements)", lod)
+    print_run("naive baseline (every node and link in sigma)", naive)
+    worst = max(level["redraw_ms"] for level in lod["levels"])
+    most = max(level["total"] for level in lod["levels"])
+    print(
+        f"\ntargets: first draw < 3000 ms (got {lod['first_draw_ms']:.0f}); at most ~3,000 elements "
+        f"(got {most}); redraw < 200 ms (worst {worst:.0f}); layout < 1 s and < 5 MB "
+        f"(got {layout_seconds * 1000:.0f} ms, {size / 1e6:.2f} MB)"
+    )
+
+
+if __name__ == "__main__":
+    main()
