@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PURE_PACKAGES = ("twin/simcore", "twin/ingest")
+PURE_PACKAGES = ("twin/simcore", "twin/ingest", "twin/traces")
 WEB_LAYER = ("django", "celery", "channels", "channels_redis", "daphne", "rest_framework", "drf_spectacular", "redis")
-ALLOWED_TWIN_MODULES = ("twin.simcore", "twin.ingest")
+ALLOWED_TWIN_MODULES = ("twin.simcore", "twin.ingest", "twin.traces")
 
 
 def imported_modules(path: Path) -> list[tuple[int, str]]:
@@ -40,7 +40,7 @@ def test_pure_core_loads_without_web_layer():
     """Importing the core in a fresh interpreter pulls in none of the web layer, even indirectly."""
     probe = (
         "import sys, importlib.util\n"
-        "import twin.simcore.model, twin.simcore.generate, twin.simcore.hops, twin.ingest\n"
+        "import twin.simcore.model, twin.simcore.generate, twin.simcore.hops, twin.simcore.simulate, twin.ingest, twin.traces\n"
         f"web = {WEB_LAYER!r}\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in web))\n"
     )

@@ -13,7 +13,7 @@ def test_unknown_pages_are_404_pages(admin_client_twin, path):
 
 @pytest.mark.parametrize(
     "path",
-    ["/api/nothing/", "/api/fabrics/999999/", "/api/snapshots/999999/", "/api/snapshots/999999/graph/", "/api/snapshots/999999/export/", "/api/runs/999999/"],
+    ["/api/nothing/", "/api/fabrics/999999/", "/api/snapshots/999999/", "/api/snapshots/999999/export/", "/api/runs/999999/"],
 )
 def test_unknown_api_objects_are_json_404(viewer_client, path):
     response = viewer_client.get(path)

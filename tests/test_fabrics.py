@@ -107,11 +107,7 @@ def test_upload_page_shows_the_error(operator_client):
     assert Fabric.objects.count() == 0
 
 
-def test_graph_and_export_round_trip(viewer_client, small_snapshot):
-    graph = viewer_client.get(f"/api/snapshots/{small_snapshot.pk}/graph/").json()
-    assert len(graph["nodes"]) == small_snapshot.node_count
-    assert len(graph["links"]) == small_snapshot.link_count
-    assert {"id", "kind", "name", "tier", "host"} <= set(graph["nodes"][0])
+def test_export_round_trip(viewer_client, small_snapshot):
     exported = viewer_client.get(f"/api/snapshots/{small_snapshot.pk}/export/")
     assert exported["Content-Disposition"].endswith('-v1.json"')
     spec = parse_fabric(exported.content.decode(), source_name="export.json")

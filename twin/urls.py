@@ -17,7 +17,6 @@ api_patterns = [
     path("fabrics/<int:pk>/snapshots/", fabric_api.FabricSnapshotListApi.as_view(), name="api-fabric-snapshots"),
     path("snapshots/", fabric_api.SnapshotUploadApi.as_view(), name="api-snapshot-upload"),
     path("snapshots/<int:pk>/", fabric_api.SnapshotDetailApi.as_view(), name="api-snapshot-detail"),
-    path("snapshots/<int:pk>/graph/", fabric_api.SnapshotGraphApi.as_view(), name="api-snapshot-graph"),
     path("snapshots/<int:pk>/export/", fabric_api.SnapshotExportApi.as_view(), name="api-snapshot-export"),
     path("snapshots/<int:pk>/diff/<int:other>/", fabric_api.SnapshotDiffApi.as_view(), name="api-snapshot-diff"),
     path("snapshots/<int:pk>/layout/", fabric_api.SnapshotLayoutApi.as_view(), name="api-snapshot-layout"),

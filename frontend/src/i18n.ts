@@ -31,7 +31,7 @@ const en = {
 
   "map.loading": "Loading fabric…",
   "map.empty": "No nodes in this snapshot.",
-  "map.loadFailed": "Could not load the fabric map: {detail}",
+  "map.loadFailed": "Could not load the fabric graph: {detail}",
   "map.legend": "Legend",
   "map.row.core": "Core",
   "map.row.spine": "Spine",

@@ -55,8 +55,11 @@ def test_sample_ranks_events_and_attributes():
     assert attrs["nccl_version"] == "2.21.5+cuda12.4" and attrs["timing"] == "order" and attrs["spacing_s"] == 0.001
     (comm,) = attrs["communicators"]
     assert comm["nranks"] == 8 and comm["ranks"] == tuple(range(8))
-    assert len(comm["rings"]) == 128 and len(comm["trees"]) == 48
-    assert (3, 0, 2, 4) in comm["rings"] and (0, 0, -1, (1,)) in comm["trees"] and (7, 5, 6, ()) in comm["trees"]
+    assert sorted(comm["ring_next"], key=int) == [str(channel) for channel in range(16)]
+    assert comm["ring_next"]["0"] == (1, 2, 3, 4, 5, 6, 7, 0) and comm["ring_prev"]["15"] == (7, 0, 1, 2, 3, 4, 5, 6)
+    # Trees lines come from ranks 0, 3 and 7 only; the others are unknown (None), -1 is NCCL's "none".
+    assert comm["tree_up"]["5"] == (-1, None, None, 2, None, None, None, 6)
+    assert comm["tree_down"]["5"][0] == (1, None, None, 4, None, None, None, -1)
 
 
 def test_bytes_are_count_times_datatype_size_and_whole_buffer_for_gathers():
@@ -118,14 +121,14 @@ def test_truncated_ring_order_lines_are_counted_not_used():
     lines.append("h:1:1 [0] NCCL INFO Channel 01/02 : " + " ".join(str(rank) for rank in range(31)) + " ...")
     trace = parse("\n".join(lines))
     comm = trace.attrs["communicators"][0]
-    assert trace.attrs["truncated_channel_lines"] == 2 and comm["rings"] == ()
+    assert trace.attrs["truncated_channel_lines"] == 2 and comm["ring_next"] == {}
     assert len(trace.ranks) == 32 and trace.ranks[1].card is None  # only rank 0 logged its set-up
 
 
 def test_complete_ring_order_line_gives_neighbours():
     lines = [init_line("h", 1, 0, 0, 4, "18000", "0x77"), "h:1:1 [0] NCCL INFO Channel 00/01 :    0   2   1   3"]
-    rings = parse("\n".join(lines)).attrs["communicators"][0]["rings"]
-    assert rings == ((0, 0, 3, 2), (1, 0, 2, 3), (2, 0, 0, 1), (3, 0, 1, 0))
+    comm = parse("\n".join(lines)).attrs["communicators"][0]
+    assert comm["ring_next"] == {"0": (2, 3, 1, 0)} and comm["ring_prev"] == {"0": (3, 2, 0, 1)}
 
 
 def test_multiple_communicators_map_onto_world_ranks():

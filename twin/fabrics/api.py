@@ -15,12 +15,12 @@ from twin.simcore.model import MAX_LINK_GBPS
 
 from .exports import EXPORT_FORMATS
 from .models import Fabric, Snapshot, SnapshotRole
-from .selectors import fabric_list, node_detail, snapshot_diff, snapshot_graph, snapshot_search, snapshot_spec_get
+from .selectors import fabric_list, node_detail, snapshot_diff, snapshot_search, snapshot_spec_get
 from .services import snapshot_import, snapshot_layout_get_or_create, source_files_from_uploads
 
 __all__ = (
     "FabricListApi", "FabricDetailApi", "FabricSnapshotListApi", "SnapshotUploadApi", "SnapshotDetailApi",
-    "SnapshotGraphApi", "SnapshotExportApi", "SnapshotDiffApi", "SnapshotLayoutApi", "SnapshotSearchApi",
+    "SnapshotExportApi", "SnapshotDiffApi", "SnapshotLayoutApi", "SnapshotSearchApi",
     "SnapshotNodeApi", "SnapshotPathApi",
 )
 
@@ -112,20 +112,6 @@ class SnapshotUploadApi(APIView):
 class SnapshotDetailApi(generics.RetrieveAPIView):
     serializer_class = SnapshotSerializer
     queryset = Snapshot.objects.select_related("fabric", "created_by")
-
-
-class SnapshotGraphSerializer(serializers.Serializer):
-    snapshot = serializers.IntegerField()
-    nodes = serializers.ListField(child=serializers.DictField())
-    links = serializers.ListField(child=serializers.DictField())
-
-
-class SnapshotGraphApi(APIView):
-    """Nodes and links of a snapshot, compact, for drawing."""
-
-    @extend_schema(responses=SnapshotGraphSerializer)
-    def get(self, request, pk: int):
-        return Response(snapshot_graph(snapshot=get_object_or_404(Snapshot, pk=pk)))
 
 
 class FabricSnapshotListApi(generics.ListAPIView):

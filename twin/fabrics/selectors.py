@@ -8,7 +8,7 @@ from twin.simcore.model import FabricSpec, LinkSpec, NodeSpec
 
 from .models import Fabric, Link, Node, Snapshot
 
-__all__ = ("fabric_list", "snapshot_spec_get", "snapshot_graph", "snapshot_diff", "snapshot_search", "node_detail", "SEARCH_LIMIT")
+__all__ = ("fabric_list", "snapshot_spec_get", "snapshot_diff", "snapshot_search", "node_detail", "SEARCH_LIMIT")
 
 SEARCH_LIMIT = 20
 
@@ -38,22 +38,6 @@ def snapshot_spec_get(*, snapshot_id: int) -> FabricSpec:
         .values_list(*LINK_FIELDS)
     ]
     return FabricSpec(name=snapshot.fabric.name, nodes=tuple(nodes), links=tuple(links), attrs=snapshot.attrs)
-
-
-def snapshot_graph(*, snapshot: Snapshot) -> dict:
-    """The compact node/link lists the map draws (JSON-ready)."""
-    key_by_pk: dict[int, str] = {}
-    nodes = []
-    for pk, key, kind, name, tier, host in snapshot.nodes.order_by("pk").values_list("pk", "key", "kind", "name", "tier", "host"):
-        key_by_pk[pk] = key
-        nodes.append({"id": key, "kind": kind, "name": name, "tier": tier, "host": host})
-    links = [
-        {"a": key_by_pk[a_id], "b": key_by_pk[b_id], "state": state, "domain": domain, "bandwidth_gbps": bandwidth}
-        for a_id, b_id, state, domain, bandwidth in snapshot.links.order_by("pk").values_list(
-            "a_id", "b_id", "state", "domain", "bandwidth_gbps"
-        )
-    ]
-    return {"snapshot": snapshot.pk, "nodes": nodes, "links": links}
 
 
 def snapshot_diff(*, expected: Snapshot, found: Snapshot) -> DiffReport:

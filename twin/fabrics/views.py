@@ -33,11 +33,12 @@ def fabric_page(request, fabric_id: int):
     wanted = request.GET.get("snapshot", "")
     snapshot = next((s for s in snapshots if str(s.pk) == wanted), discovered[0] if discovered else None)
     runs = snapshot.runs.select_related("created_by").order_by("-created_at")[:10] if snapshot else []
+    compare = next((s for s in snapshots if str(s.pk) == request.GET.get("compare", "") and s != snapshot), None)
     return render(
         request,
         "fabrics/fabric_detail.html",
         {
-            "fabric": fabric, "snapshot": snapshot, "snapshots": snapshots, "runs": runs,
+            "fabric": fabric, "snapshot": snapshot, "snapshots": snapshots, "runs": runs, "compare": compare,
             "collectives": COLLECTIVES, "algorithms": ALGORITHMS, "ecmp_modes": ECMP_MODES,
         },
     )

@@ -58,10 +58,11 @@ NCCL_OPERATIONS = {
 # Collectives whose NCCL count is per rank while the trace's bytes are the whole buffer.
 _COUNT_PER_RANK = ("allgather", "reducescatter", "alltoall")
 
-_PREFIX = re.compile(
-    r"(?:\[(?P<ts>\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?)\] ?)?"
-    r"(?P<host>[^\s:\[\]<>()]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] NCCL INFO ?"
-)
+# The fixed part of an INFO prefix; the host before it and an optional timestamp are found by hand,
+# because a regex that starts with the free-form host tries every position of a line.
+_ANCHOR = re.compile(r":(\d+):(\d+) \[(\d+)\] NCCL INFO ?")
+_HOST_DELIMITERS = frozenset(" \t:[]<>()")
+_TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?")
 _INIT = re.compile(
     r"(?:\w+ )?comm (?P<ptr>0x[0-9a-fA-F]+) rank (?P<rank>\d+) nranks (?P<nranks>\d+) cudaDev (?P<dev>\d+)"
     r"(?: nvmlDev \d+)? busId (?P<bus>[0-9a-fA-F]+)(?: commId (?P<comm_id>0x[0-9a-fA-F]+))?.* - Init (?:START|COMPLETE)"
@@ -170,14 +171,24 @@ def _nccl_lines(text: str) -> Iterator[_Line]:
     for number, line in enumerate(text.splitlines(), start=1):
         if "NCCL INFO" not in line:
             continue
-        matches = list(_PREFIX.finditer(line))
-        for position, match in enumerate(matches):
-            end = matches[position + 1].start() if position + 1 < len(matches) else len(line)
+        segment_start = 0
+        prefixes = []
+        for match in _ANCHOR.finditer(line):
+            host_start = match.start()
+            while host_start > segment_start and line[host_start - 1] not in _HOST_DELIMITERS:
+                host_start -= 1
+            if host_start == match.start():
+                continue  # no host before ":pid:tid": not a prefix
+            prefixes.append((match, host_start, _timestamp_before(line, host_start, segment_start)))
+            segment_start = match.end()
+        for position, (match, host_start, stamp) in enumerate(prefixes):
+            end = prefixes[position + 1][1] if position + 1 < len(prefixes) else len(line)
+            if stamp is not None and position + 1 < len(prefixes) and prefixes[position + 1][2] is not None:
+                end = line.rindex("[", 0, end)
+            host = line[host_start : match.start()]
             if position == 0:
-                line_hosts.add(match["host"])
-            found.append(
-                _Line(number, match["ts"], match["host"], int(match["pid"]), int(match["dev"]), line[match.end() : end], position > 0)
-            )
+                line_hosts.add(host)
+            found.append(_Line(number, stamp, host, int(match[1]), int(match[3]), line[match.end() : end], position > 0))
     for index, line in enumerate(found):
         if line.fused and line.host not in line_hosts:
             host = max((host for host in line_hosts if line.host.endswith(host)), key=len, default=None)
@@ -189,6 +200,16 @@ def _nccl_lines(text: str) -> Iterator[_Line]:
     for line in found:
         short = short_host_name(line.host)
         yield line if short == line.host else replace(line, host=short)
+
+
+def _timestamp_before(line: str, host_start: int, segment_start: int) -> str | None:
+    """The ``[%F %T[.%Nf]] `` timestamp NCCL puts right before the host, if there is one."""
+    head = line[segment_start:host_start].rstrip(" ")
+    if not head.endswith("]"):
+        return None
+    opening = head.rfind("[")
+    stamp = head[opening + 1 : -1] if opening >= 0 else ""
+    return stamp if _TIMESTAMP.fullmatch(stamp) else None
 
 
 class _LogReader:
@@ -226,7 +247,7 @@ class _LogReader:
         elif message.startswith("Channel ") and "->" not in message and " via " not in message:
             self._channel_order(line)
         elif message.startswith("NCCL version ") and self.nccl_version is None:
-            self.nccl_version = message.split()[2]
+            self.nccl_version = message.removeprefix("NCCL version ").strip() or None
 
     def _init(self, line: _Line) -> None:
         match = _INIT.match(line.message)
@@ -463,10 +484,31 @@ class _LogReader:
 
     @staticmethod
     def _comm_attrs(comm: _Comm, ranks: tuple[int, ...]) -> dict:
+        """Plain attrs of a communicator; neighbours as per-channel lists indexed by communicator rank.
+
+        ``ring_prev``/``ring_next``: channel -> the previous/next rank of each rank;
+        ``tree_up``: channel -> each rank's parent (-1 at the root);
+        ``tree_down``: channel -> three lists, each rank's first, second and third
+        child (-1 for none), as NCCL prints ``d0/d1/d2``. ``None`` where the log
+        does not say (a rank that did not log it).
+        """
+
+        def per_channel(entries: dict, value) -> dict[str, list]:
+            channels: dict[str, list] = {}
+            for (rank, channel), entry in sorted(entries.items(), key=lambda item: item[0][::-1]):
+                channels.setdefault(str(channel), [None] * comm.nranks)[rank] = value(entry)
+            return channels
+
+        tree_down = {
+            channel: [[None if downs is None else (downs + (-1, -1, -1))[slot] for downs in children] for slot in range(3)]
+            for channel, children in per_channel(comm.trees, lambda entry: entry[1]).items()
+        }
         return {
             "id": comm.key,
             "nranks": comm.nranks,
             "ranks": list(ranks),
-            "rings": [[rank, channel, prev, following] for (rank, channel), (prev, following) in sorted(comm.rings.items())],
-            "trees": [[rank, channel, up, list(downs)] for (rank, channel), (up, downs) in sorted(comm.trees.items())],
+            "ring_prev": per_channel(comm.rings, lambda entry: entry[0]),
+            "ring_next": per_channel(comm.rings, lambda entry: entry[1]),
+            "tree_up": per_channel(comm.trees, lambda entry: entry[0]),
+            "tree_down": tree_down,
         }

@@ -14,7 +14,7 @@ import io
 import json
 import math
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from twin.ingest.errors import IngestError, ProblemCollector
@@ -362,7 +362,10 @@ def export_trace_csv(trace: Trace) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
-    cells: Callable[[Mapping[str, Any]], list[str]] = lambda row: [_cell(row.get(column)) for column in CSV_COLUMNS]  # noqa: E731
+
+    def cells(row: Mapping[str, Any]) -> list[str]:
+        return [_cell(row.get(column)) for column in CSV_COLUMNS]
+
     writer.writerow(cells({"kind": "trace", "name": trace.name, "version": FORMAT_VERSION, "attrs": _dumps(trace.attrs.to_plain())}))
     for kind, fields in _records(trace):
         writer.writerow(cells({"kind": kind, **fields}))
