@@ -65,6 +65,7 @@ INSTALLED_APPS = [
     "twin.fabrics",
     "twin.runs",
     "twin.simulations",
+    "twin.journal",
 ]
 
 MIDDLEWARE = [

@@ -7,6 +7,7 @@ from twin.accounts import views as account_views
 from twin.common import views as common_views
 from twin.fabrics import api as fabric_api
 from twin.fabrics import views as fabric_views
+from twin.journal import views as journal_views
 from twin.runs import api as run_api
 from twin.runs import views as run_views
 
@@ -35,6 +36,10 @@ urlpatterns = [
     path("", fabric_views.fabric_list_page, name="fabric-list"),
     path("fabrics/<int:fabric_id>/", fabric_views.fabric_page, name="fabric-detail"),
     path("fabrics/<int:fabric_id>/diff/", fabric_views.diff_page, name="fabric-diff"),
+    path("fabrics/<int:fabric_id>/journal/", journal_views.journal_page, name="journal"),
+    path("fabrics/<int:fabric_id>/journal/new/", journal_views.experiment_new_page, name="experiment-new"),
+    path("fabrics/<int:fabric_id>/journal/calibrate/", journal_views.journal_calibrate, name="journal-calibrate"),
+    path("fabrics/<int:fabric_id>/journal/<int:experiment_id>/", journal_views.experiment_page, name="experiment-detail"),
     path("upload/", fabric_views.upload_page, name="upload"),
     path("runs/<int:run_id>/", run_views.run_page, name="run-detail"),
     path("users/", account_views.user_list, name="user-list"),

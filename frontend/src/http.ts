@@ -5,11 +5,15 @@ import type { Translate } from "./i18n";
 
 export type Fetch = (input: string, init?: RequestInit) => Promise<Response>;
 
-/** The API answered, but not with 2xx. `detail` is the server's own message, when it sent one. */
+/**
+ * The API answered, but not with 2xx. `detail` is the server's own message,
+ * when it sent one; `body` the whole parsed answer (e.g. a 400's field errors).
+ */
 export class HttpError extends Error {
   constructor(
     readonly status: number,
     readonly detail: string | null,
+    readonly body: unknown = undefined,
   ) {
     super(detail ?? `HTTP ${status}`);
     this.name = "HttpError";
@@ -75,7 +79,7 @@ export function jsonClient(fetchImpl: Fetch, csrfToken: () => string | null): Js
     }
     const body = await readJson(response);
     if (!response.ok) {
-      throw new HttpError(response.status, errorDetail(body));
+      throw new HttpError(response.status, errorDetail(body), body);
     }
     if (body === undefined) {
       throw new InvalidResponseError();

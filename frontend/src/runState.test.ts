@@ -1,5 +1,15 @@
 import { describe, expect, it } from "vitest";
-import { EMPTY_TRACKER, applyFrame, applySnapshot, parseRun, parseRunStateFrame, type Run } from "./runState";
+import {
+  EMPTY_TRACKER,
+  applyFrame,
+  applySnapshot,
+  canCancelRuns,
+  isTerminal,
+  parseRun,
+  parseRunStateFrame,
+  runSubresourceUrl,
+  type Run,
+} from "./runState";
 import { runSnapshot, runStateMessage } from "./testing/fakes";
 
 function run(overrides: Record<string, unknown> = {}): Run {
@@ -63,6 +73,13 @@ describe("applyFrame", () => {
     const done = applySnapshot(EMPTY_TRACKER, run({ status: "succeeded", progress: 1 }));
     expect(applyFrame(done, frame(1, { status: "running" }))).toBe(done);
   });
+
+  it("treats cancelled as terminal, like succeeded and failed", () => {
+    const cancelled = applyFrame(EMPTY_TRACKER, frame(4, { status: "cancelled", error: "Cancelled by a user." }));
+    expect(cancelled.run?.status).toBe("cancelled");
+    expect(applyFrame(cancelled, frame(5, { status: "running" }))).toBe(cancelled);
+    expect(applySnapshot(cancelled, run({ status: "failed" }))).toBe(cancelled);
+  });
 });
 
 describe("applySnapshot", () => {
@@ -82,5 +99,34 @@ describe("applySnapshot", () => {
     const finished = applySnapshot(live, run({ status: "failed", error: "boom" }));
     expect(finished.run?.status).toBe("failed");
     expect(finished.lastSeq).toBe(3);
+  });
+});
+
+describe("isTerminal", () => {
+  it("holds for the three outcomes only", () => {
+    expect(["pending", "running", "succeeded", "failed", "cancelled"].map((status) => isTerminal(status as Run["status"]))).toEqual([
+      false,
+      false,
+      true,
+      true,
+      true,
+    ]);
+  });
+});
+
+describe("canCancelRuns", () => {
+  it("lets operators and admins cancel, nobody else", () => {
+    expect(canCancelRuns("operator")).toBe(true);
+    expect(canCancelRuns("admin")).toBe(true);
+    expect(canCancelRuns("viewer")).toBe(false);
+    expect(canCancelRuns("")).toBe(false);
+    expect(canCancelRuns(undefined)).toBe(false);
+  });
+});
+
+describe("runSubresourceUrl", () => {
+  it("appends the action to the run's URL with Django's trailing slash", () => {
+    expect(runSubresourceUrl("/api/runs/12/", "cancel")).toBe("/api/runs/12/cancel/");
+    expect(runSubresourceUrl("/api/runs/12", "detail")).toBe("/api/runs/12/detail/");
   });
 });

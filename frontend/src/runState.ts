@@ -1,7 +1,7 @@
 // The run model shared by the HTTP API and the websocket, plus the pure rules
 // for deciding which snapshot the page should show.
 
-export type RunStatus = "pending" | "running" | "succeeded" | "failed";
+export type RunStatus = "pending" | "running" | "succeeded" | "failed" | "cancelled";
 
 export interface Run {
   readonly id: number;
@@ -22,10 +22,20 @@ export interface RunStateFrame {
   readonly run: Run;
 }
 
-const RUN_STATUSES: ReadonlySet<string> = new Set<RunStatus>(["pending", "running", "succeeded", "failed"]);
+const RUN_STATUSES: ReadonlySet<string> = new Set<RunStatus>(["pending", "running", "succeeded", "failed", "cancelled"]);
 
 export function isTerminal(status: RunStatus): boolean {
-  return status === "succeeded" || status === "failed";
+  return status === "succeeded" || status === "failed" || status === "cancelled";
+}
+
+/** Whether the page's user may cancel runs: `<body data-user-role>` is "operator" or "admin". */
+export function canCancelRuns(role: string | undefined): boolean {
+  return role === "operator" || role === "admin";
+}
+
+/** A run's sub-resource URL from its own: "/api/runs/12/" + "cancel" -> "/api/runs/12/cancel/". */
+export function runSubresourceUrl(runUrl: string, name: string): string {
+  return `${runUrl.endsWith("/") ? runUrl : `${runUrl}/`}${name}/`;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -15,9 +15,17 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable
 
+from twin.ingest.errors import ProblemCollector
 from twin.operations.placement import Placement, PlacementError
 
-__all__ = ["PLACEMENT_CSV_COLUMNS", "compress_hostlist", "placement_csv", "slurm_hostfile", "slurm_hostlist"]
+__all__ = [
+    "PLACEMENT_CSV_COLUMNS",
+    "compress_hostlist",
+    "placement_csv",
+    "read_rank_mapping",
+    "slurm_hostfile",
+    "slurm_hostlist",
+]
 
 PLACEMENT_CSV_COLUMNS = ("rank", "card", "host", "stage", "dp_index", "tp_index")
 
@@ -113,3 +121,41 @@ def _hosts(placement: Placement) -> tuple[str, ...]:
             "expected every card to record its host for a Slurm host list"
         )
     return tuple(host for host in placement.hosts if host)
+
+
+def read_rank_mapping(text: str, *, source_name: str, max_problems: int = 50) -> dict[int, str]:
+    """A user's rank -> card mapping from CSV: a header with ``rank`` and ``card`` columns
+    (``placement_csv``'s output works), then one row per rank; ``#`` lines and blank lines are skipped.
+
+    Raises ``IngestError`` naming the file and line of every problem (up to ``max_problems``).
+    Whether the cards exist and are free is ``user_placement``'s check.
+    """
+    problems = ProblemCollector(source_name, limit=max_problems)
+    rows = [(number, row) for number, row in enumerate(csv.reader(io.StringIO(text)), start=1) if row and not row[0].lstrip().startswith("#")]
+    if not rows:
+        problems.add("no rows", expected="a header 'rank,card' and one row per rank")
+        problems.raise_if_any()
+    header_line, header = rows[0]
+    columns = [name.strip().lower() for name in header]
+    if "rank" not in columns or "card" not in columns:
+        problems.add(f"header {','.join(header)!r}", line=header_line, expected="a header naming the columns 'rank' and 'card'")
+        problems.raise_if_any()
+    rank_column, card_column = columns.index("rank"), columns.index("card")
+    mapping: dict[int, str] = {}
+    first_line: dict[int, int] = {}
+    for line, row in rows[1:]:
+        if len(row) <= max(rank_column, card_column):
+            problems.add(f"{len(row)} column(s)", line=line, expected=f"at least {max(rank_column, card_column) + 1} columns")
+            continue
+        rank_text, card = row[rank_column].strip(), row[card_column].strip()
+        if not rank_text.isdigit():
+            problems.add(f"rank {rank_text!r}", line=line, expected="a rank number 0, 1, 2 ...")
+        elif not card:
+            problems.add(f"rank {rank_text} has no card", line=line, expected="a card id")
+        elif int(rank_text) in mapping:
+            problems.add(f"rank {rank_text} is mapped again (first on line {first_line[int(rank_text)]})", line=line, expected="each rank once")
+        else:
+            mapping[int(rank_text)] = card
+            first_line[int(rank_text)] = line
+    problems.raise_if_any()
+    return mapping

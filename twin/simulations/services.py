@@ -39,9 +39,12 @@ def collective_simulate(
     )
 
 
-def fabric_calibrate(*, fabric: Fabric, snapshot: Snapshot, points: list[tuple[float, float]], source: str, collective: str = "allreduce") -> dict:
-    """Fit the fabric's transport to measured busbw points and store it: later runs use it."""
-    fitted = calibrate(snapshot_spec_get(snapshot_id=snapshot.pk), points, collective=collective)
+def fabric_calibrate(
+    *, fabric: Fabric, snapshot: Snapshot, points: list[tuple[float, float]], source: str, collective: str = "allreduce", ranks: list[str] | None = None
+) -> dict:
+    """Fit the fabric's transport to measured busbw points (taken on `ranks`, default every
+    card) and store it: later runs use it."""
+    fitted = calibrate(snapshot_spec_get(snapshot_id=snapshot.pk), points, collective=collective, ranks=ranks)
     fabric.transport = fitted["transport"]
     fabric.calibration = {
         "source": source,

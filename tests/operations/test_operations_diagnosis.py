@@ -1,0 +1,120 @@
+"""Diagnosis rules (issue 8): a positive and a negative case per rule."""
+
+from dataclasses import replace
+
+import pytest
+
+from twin.operations.diagnosis import (
+    LAYERS,
+    DiagnosisError,
+    MeasurementPoint,
+    ScalingPoint,
+    TelemetrySample,
+    diagnose,
+)
+from twin.operations.placement import Job, aware_placement, random_placement
+from twin.simcore.diff import diff_fabrics
+from twin.simcore.generate import supernode
+
+
+@pytest.fixture(scope="module")
+def fabric():
+    plain = supernode(cards=256, switch_radix=32)
+    links = tuple(replace(link, attrs={"width": "4x", "speed": "NDR"}) for link in plain.links)
+    return replace(plain, links=links)
+
+
+def rules(result):
+    return [finding["rule"] for finding in result["findings"]]
+
+
+def with_link(fabric, position, **changes):
+    links = list(fabric.links)
+    links[position] = replace(links[position], **changes)
+    return replace(fabric, links=tuple(links))
+
+
+def test_a_healthy_fabric_has_no_finding(fabric):
+    result = diagnose(fabric)
+    assert result["findings"] == [] and result["counts"] == dict.fromkeys(LAYERS, 0)
+
+
+def test_link_down(fabric):
+    result = diagnose(with_link(fabric, 3, state="down"))
+    assert rules(result) == ["link-down"] and result["findings"][0]["elements"] == ["link:3"]
+
+
+def test_link_degraded_width_and_speed(fabric):
+    result = diagnose(with_link(fabric, 5, attrs={"width": "1x", "speed": "HDR"}))
+    assert rules(result) == ["link-degraded"]
+    assert "width 1x" in result["findings"][0]["title"] and "speed hdr" in result["findings"][0]["title"]
+
+
+def test_error_counters_over_thresholds(fabric):
+    noisy = with_link(fabric, 7, attrs={"width": "4x", "speed": "NDR", "errors": {"SymbolErrorCounter": 500, "port_rcv_errors": 2}})
+    result = diagnose(noisy)
+    assert rules(result) == ["error-counters"]
+    assert result["findings"][0]["evidence"]["counters"] == {"SymbolErrorCounter": 500}
+    quiet = with_link(fabric, 7, attrs={"width": "4x", "speed": "NDR", "errors": {"symbol_errors": 3}})
+    assert diagnose(quiet)["findings"] == []
+
+
+def test_flapping_link_and_growing_counters(fabric):
+    flaps = [TelemetrySample(t, 9, state) for t, state in enumerate(["up", "down", "up", "down", "up"])]
+    growing = [TelemetrySample(0, 11, "up", {"symbol_errors": 0}), TelemetrySample(60, 11, "up", {"symbol_errors": 400})]
+    result = diagnose(fabric, telemetry=flaps + growing)
+    assert sorted(rules(result)) == ["error-counters", "link-flapping"]
+    steady = [TelemetrySample(t, 9, "up", {"symbol_errors": 1}) for t in range(5)]
+    assert diagnose(fabric, telemetry=steady)["findings"] == []
+    with pytest.raises(DiagnosisError, match="names link 99999"):
+        diagnose(fabric, telemetry=[TelemetrySample(0, 99999, "up")])
+
+
+def test_plan_mismatch_from_the_diff(fabric):
+    links = list(fabric.links)
+    links[0], links[1] = replace(links[0], b_port=links[1].b_port), replace(links[1], b_port=links[0].b_port)
+    found = replace(fabric, links=tuple(links))
+    result = diagnose(found, diff=diff_fabrics(fabric, found))
+    assert rules(result) == ["plan-mismatch"] and result["findings"][0]["layer"] == "topology"
+    assert diagnose(fabric, diff=diff_fabrics(fabric, fabric))["findings"] == []
+
+
+def test_half_busbw_points_at_chunk_size_with_the_bandwidth_delay_product(fabric):
+    half = [MeasurementPoint(size, 23.0, 46.0) for size in (1 << 24, 1 << 26, 1 << 28)]
+    result = diagnose(fabric, measurements=half)
+    assert rules(result) == ["chunk-size"]
+    evidence = result["findings"][0]["evidence"]
+    assert evidence["link_GBps"] == 50 and 10e3 < evidence["bandwidth_delay_product_bytes"] < 30e3
+    assert "KB" in result["findings"][0]["fix"]
+    assert diagnose(fabric, measurements=[MeasurementPoint(1 << 26, 44.0, 46.0)])["findings"] == []
+
+
+def test_slow_small_messages_point_at_protocol_overhead(fabric):
+    slow = [MeasurementPoint(size, 0.1, 0.5, measured_time_s=30e-6, predicted_time_s=5e-6) for size in (1024, 8192)]
+    result = diagnose(fabric, measurements=slow)
+    assert rules(result) == ["protocol-overhead"] and "memory-semantic" in result["findings"][0]["fix"]
+    fine = [MeasurementPoint(1024, 0.1, 0.1, measured_time_s=6e-6, predicted_time_s=5e-6)]
+    assert diagnose(fabric, measurements=fine)["findings"] == []
+
+
+def test_placement_that_ignores_topology_gets_a_better_one(fabric):
+    job = Job(tp=16, dp=8)
+    result = diagnose(fabric, placement=random_placement(fabric, job, seed=1))
+    assert rules(result) == ["placement-ignores-topology"]
+    evidence = result["findings"][0]["evidence"]
+    assert evidence["slowdown"] > 1.2 and len(evidence["aware_cards"]) == 128
+    assert diagnose(fabric, placement=aware_placement(fabric, job))["findings"] == []
+
+
+def test_non_linear_scaling_lists_congested_ports(fabric):
+    result = diagnose(fabric, scaling=[ScalingPoint(64, 46.0), ScalingPoint(128, 40.0), ScalingPoint(256, 20.0)])
+    assert rules(result) == ["congested-ports"]
+    assert result["findings"][0]["evidence"]["congested_ports"] and result["findings"][0]["elements"][0].startswith("link:")
+    assert diagnose(fabric, scaling=[ScalingPoint(64, 46.0), ScalingPoint(256, 45.0)])["findings"] == []
+
+
+def test_findings_come_bottom_up(fabric):
+    broken = with_link(fabric, 3, state="down")
+    result = diagnose(broken, scaling=[ScalingPoint(64, 46.0), ScalingPoint(256, 20.0)], measurements=[MeasurementPoint(1 << 26, 23.0, 46.0)])
+    layers = [finding["layer"] for finding in result["findings"]]
+    assert layers == sorted(layers, key=LAYERS.index) and layers[0] == "physical" and layers[-1] == "application"

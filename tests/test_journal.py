@@ -1,0 +1,67 @@
+"""The experiment journal: nccl-tests output in, prediction beside it, filters, CSV, calibration."""
+import csv
+import io
+from pathlib import Path
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from twin.journal.models import Experiment
+
+pytestmark = pytest.mark.django_db
+SAMPLE = Path(__file__).parent / "data" / "traces" / "nccl-tests_all_reduce_perf_8gpu_classic.txt"
+
+
+def record(client, fabric_id, **fields):
+    return client.post(f"/fabrics/{fabric_id}/journal/new/", fields)
+
+
+def test_nccl_tests_report_becomes_an_entry_with_the_twins_prediction(operator_client, small_snapshot):
+    fabric_id = small_snapshot.fabric_id
+    response = record(operator_client, fabric_id, files=SimpleUploadedFile("ar.txt", SAMPLE.read_bytes()), comm_library="NCCL", library_version="2.18.5", notes="after firmware update")
+    assert response.status_code == 302, response.content.decode()[-2000:]
+    entry = Experiment.objects.get()
+    assert entry.collective == "allreduce" and entry.card_count == 8 and entry.snapshot == small_snapshot
+    assert len(entry.points) == len(entry.predicted) > 5
+    assert all(abs(p["error"] - (p["busbw_GBps"] / m["busbw_GBps"] - 1)) < 1e-9 for p, m in zip(entry.predicted, entry.points))
+    page = operator_client.get(response.url)
+    assert page.status_code == 200 and b"<svg" in page.content and b"after firmware update" in page.content
+
+
+def test_points_by_hand_and_bad_input(operator_client, small_snapshot):
+    fabric_id = small_snapshot.fabric_id
+    ok = record(operator_client, fabric_id, collective="allgather", card_count=16, manual_points="1048576 20\n16777216, 40\n")
+    assert ok.status_code == 302 and Experiment.objects.get().predicted[1]["size_bytes"] == 16777216
+    assert record(operator_client, fabric_id, collective="allgather", card_count=16, manual_points="1048576 twenty").status_code == 400
+    too_many = record(operator_client, fabric_id, collective="allreduce", card_count=4096, manual_points="1024 1")
+    assert too_many.status_code == 400 and b"only 64" in too_many.content
+    broken = record(operator_client, fabric_id, files=SimpleUploadedFile("junk.txt", b"\x00\x01binary"))
+    assert broken.status_code == 400 and b"junk.txt" in broken.content
+    assert Experiment.objects.count() == 1
+
+
+def test_filters_sort_csv_and_pages(viewer_client, operator_client, small_snapshot):
+    fabric_id = small_snapshot.fabric_id
+    for index in range(3):
+        record(operator_client, fabric_id, collective="allreduce", card_count=8, manual_points=f"1048576 {10 + index}", title=f"run {index}", comm_library="NCCL" if index else "HCCL")
+    listing = viewer_client.get(f"/fabrics/{fabric_id}/journal/", {"library": "HCCL"})
+    assert b"run 0" in listing.content and b"run 1" not in listing.content
+    ordered = viewer_client.get(f"/fabrics/{fabric_id}/journal/", {"sort": "-peak_busbw_GBps"}).content.decode()
+    assert ordered.index("run 2") < ordered.index("run 0")
+    exported = viewer_client.get(f"/fabrics/{fabric_id}/journal/", {"format": "csv", "q": "run"})
+    rows = list(csv.DictReader(io.StringIO(exported.content.decode())))
+    assert len(rows) == 3 and {"measured_busbw_GBps", "predicted_busbw_GBps", "relative_error"} <= set(rows[0])
+
+
+def test_calibration_from_chosen_entries(operator_client, small_snapshot):
+    fabric_id = small_snapshot.fabric_id
+    record(operator_client, fabric_id, files=SimpleUploadedFile("ar.txt", SAMPLE.read_bytes()))
+    entry = Experiment.objects.get()
+    response = operator_client.post(f"/fabrics/{fabric_id}/journal/calibrate/", {"experiment": [entry.pk]}, follow=True)
+    assert b"Calibrated" in response.content
+    small_snapshot.fabric.refresh_from_db()
+    assert small_snapshot.fabric.transport and small_snapshot.fabric.calibration["points"]
+
+
+def test_viewers_cannot_record(viewer_client, small_snapshot):
+    assert viewer_client.get(f"/fabrics/{small_snapshot.fabric_id}/journal/new/").status_code == 403

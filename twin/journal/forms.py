@@ -1,0 +1,61 @@
+from django import forms
+from django.utils.translation import gettext_lazy as _
+
+from twin.fabrics.forms import MultipleFileField
+from twin.simcore.algorithms import COLLECTIVES
+
+from .models import Experiment
+from .services import JOURNAL_FIELDS
+
+__all__ = ("ExperimentForm", "JournalFilterForm")
+
+
+class ExperimentForm(forms.ModelForm):
+    """A measured run: nccl-tests output files, or points typed in by hand."""
+
+    files = MultipleFileField(label=_("nccl-tests output"), required=False, help_text=_("One or more all_reduce_perf (or other *_perf) outputs; one entry per report."))
+    collective = forms.ChoiceField(label=_("Collective (for points by hand)"), choices=[(c, c) for c in COLLECTIVES], required=False)
+    card_count = forms.IntegerField(label=_("Cards"), min_value=1, required=False, help_text=_("Needed for points by hand, or when the report does not list its devices."))
+    manual_points = forms.CharField(
+        label=_("Points by hand"), required=False, widget=forms.Textarea(attrs={"rows": 4}),
+        help_text=_("One per line: size in bytes, measured busbw in GB/s (e.g. 1048576 43.7)."),
+    )
+
+    class Meta:
+        model = Experiment
+        fields = JOURNAL_FIELDS
+        widgets = {"notes": forms.Textarea(attrs={"rows": 3})}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["title"].required = False
+
+    def clean_manual_points(self) -> list[tuple[float, float]]:
+        points = []
+        for number, line in enumerate(self.cleaned_data["manual_points"].splitlines(), start=1):
+            if not line.strip():
+                continue
+            parts = line.replace(",", " ").split()
+            try:
+                size, busbw = float(parts[0]), float(parts[1])
+            except (IndexError, ValueError):
+                raise forms.ValidationError(_("Line %(n)s: expected a size in bytes and a busbw in GB/s, got %(line)r.") % {"n": number, "line": line}) from None
+            if size <= 0 or busbw <= 0:
+                raise forms.ValidationError(_("Line %(n)s: size and busbw must be positive.") % {"n": number})
+            points.append((size, busbw))
+        return points
+
+    def clean(self):
+        data = super().clean()
+        if not data.get("files") and not data.get("manual_points"):
+            raise forms.ValidationError(_("Upload nccl-tests output or type points by hand."))
+        if data.get("manual_points") and not (data.get("collective") and data.get("card_count")):
+            raise forms.ValidationError(_("Points by hand need the collective and the number of cards."))
+        return data
+
+
+class JournalFilterForm(forms.Form):
+    q = forms.CharField(required=False, label=_("Search"))
+    collective = forms.ChoiceField(required=False, choices=[("", _("any collective"))] + [(c, c) for c in COLLECTIVES])
+    library = forms.CharField(required=False, label=_("Library"))
+    sort = forms.ChoiceField(required=False, choices=[(key, key) for key in ("-created_at", "created_at", "title", "-peak_busbw_GBps", "-max_abs_error", "card_count", "-card_count")])

@@ -1,0 +1,153 @@
+"""Writes to the journal: measured runs in (from nccl-tests output or by hand), each with the
+twin's prediction at the same sizes; calibration from chosen entries."""
+import math
+from collections.abc import Sequence
+
+from django.db import transaction
+
+from twin.common.errors import ApplicationError
+from twin.fabrics.models import Fabric, Snapshot
+from twin.fabrics.selectors import snapshot_spec_get
+from twin.fabrics.services import SourceFile, UploadRejected, decode_text
+from twin.ingest import IngestError
+from twin.simcore.algorithms import COLLECTIVES
+from twin.simcore.errors import TwinCoreError
+from twin.simcore.simulate import Simulator
+from twin.simulations.services import fabric_calibrate
+from twin.traces import gpu_card_id, measurement_to_dict, parse_nccl_tests
+
+from .models import Experiment
+
+__all__ = ("experiment_import", "experiment_create", "experiments_calibrate", "JOURNAL_FIELDS")
+
+# What a person records about a run beyond the measurement itself (the article's list).
+JOURNAL_FIELDS = ("title", "comm_library", "library_version", "algorithm", "chunk_size_bytes", "model_name", "tp", "pp", "dp", "ep", "notes")
+
+
+def measured_points(measurement) -> list[dict]:
+    """One point per message size: the out-of-place figures, else the in-place ones."""
+    points = []
+    for row in measurement.rows:
+        timing = row.out_of_place or row.in_place
+        if row.size_bytes > 0 and timing is not None and math.isfinite(timing.busbw_gbytes_per_s) and timing.busbw_gbytes_per_s > 0:
+            points.append({"size_bytes": row.size_bytes, "busbw_GBps": timing.busbw_gbytes_per_s, "algbw_GBps": timing.algbw_gbytes_per_s, "time_us": timing.time_us})
+    return points
+
+
+def ranks_on_snapshot(spec, card_count: int, bindings=()) -> list[str]:
+    """The cards a measurement ran on: those its report names (host + bus id) when they are all
+    in the snapshot, else the first `card_count` cards in the snapshot's order."""
+    cards = [card.id for card in spec.cards()]
+    if card_count > len(cards):
+        raise ApplicationError(f"The measurement ran on {card_count} cards; the snapshot has only {len(cards)}. Choose the snapshot of the fabric it ran on.")
+    named = [gpu_card_id(binding.host, binding.bus_id) for binding in bindings if binding.host and binding.bus_id]
+    known = set(cards)
+    if len(named) == card_count and all(card in known for card in named):
+        return named
+    return cards[:card_count]
+
+
+def predict(snapshot: Snapshot, collective: str, ranks: list[str], points: list[dict]) -> tuple[list[dict], float | None]:
+    """The twin's busbw at each measured size, and the largest relative error."""
+    simulator = Simulator(snapshot_spec_get(snapshot_id=snapshot.pk), ranks=ranks, transport=snapshot.fabric.transport or None)
+    predicted = []
+    for point in points:
+        result = simulator.run(collective, point["size_bytes"], "auto", top_links=0)
+        predicted.append({
+            "size_bytes": point["size_bytes"], "busbw_GBps": result["busbw_GBps"], "time_s": result["time_s"],
+            "algorithm": result["algorithm"], "error": result["busbw_GBps"] / point["busbw_GBps"] - 1,
+        })
+    return predicted, max((abs(p["error"]) for p in predicted), default=None)
+
+
+def check_collective(collective: str, source: str) -> None:
+    if collective not in COLLECTIVES:
+        raise ApplicationError(f"{source}: the twin cannot predict {collective}; it models {', '.join(COLLECTIVES)}.")
+
+
+@transaction.atomic
+def experiment_import(*, fabric: Fabric, snapshot: Snapshot, files: Sequence[SourceFile], meta: dict, user=None) -> list[Experiment]:
+    """One journal entry per nccl-tests report in the files; all or nothing."""
+    if snapshot.fabric_id != fabric.pk:
+        raise ApplicationError(f"Snapshot {snapshot.pk} is not a snapshot of {fabric.name}.")
+    reports, failures = [], []
+    for source in files:
+        try:
+            reports += [(source.name, measurement) for measurement in parse_nccl_tests(decode_text(source), source_name=source.name)]
+        except IngestError as error:
+            failures.append(error)
+    if failures:
+        raise UploadRejected("; ".join(str(error) for error in failures), extra={"files": [error.as_dict() for error in failures]})
+    if not reports:
+        raise ApplicationError("The files hold no nccl-tests report.")
+    spec = snapshot_spec_get(snapshot_id=snapshot.pk)
+    created = []
+    for source_name, measurement in reports:
+        check_collective(measurement.collective, source_name)
+        points = measured_points(measurement)
+        if not points:
+            raise ApplicationError(f"{source_name}: the {measurement.collective} report has no usable rows (all sizes 0 or failed).")
+        card_count = len(measurement.ranks) or int(meta.get("card_count") or 0)
+        if not card_count:
+            raise ApplicationError(f"{source_name}: the report does not say how many cards it ran on; give the card count.")
+        ranks = ranks_on_snapshot(spec, card_count, measurement.ranks)
+        try:
+            predicted, max_error = predict(snapshot, measurement.collective, ranks, points)
+        except TwinCoreError as error:
+            raise ApplicationError(f"{source_name}: {error}") from error
+        entry = Experiment(
+            fabric=fabric, snapshot=snapshot, collective=measurement.collective, card_count=card_count,
+            source_name=source_name[:255], measurement=measurement_to_dict(measurement), points=points, predicted=predicted,
+            peak_busbw_GBps=max(p["busbw_GBps"] for p in points), max_abs_error=max_error, created_by=user,
+            **{name: meta.get(name) or Experiment._meta.get_field(name).get_default() for name in JOURNAL_FIELDS},
+        )
+        entry.title = entry.title or f"{measurement.collective} on {card_count} cards ({source_name})"
+        entry.full_clean()
+        entry.save()
+        created.append(entry)
+    return created
+
+
+@transaction.atomic
+def experiment_create(*, fabric: Fabric, snapshot: Snapshot, collective: str, card_count: int, points: list[tuple[float, float]], meta: dict, user=None) -> Experiment:
+    """A journal entry typed in by hand: (size in bytes, measured busbw in GB/s) pairs."""
+    check_collective(collective, "entry")
+    if not points:
+        raise ApplicationError("Give at least one measured point (size and busbw).")
+    plain = [{"size_bytes": int(size), "busbw_GBps": float(busbw)} for size, busbw in sorted(points)]
+    ranks = ranks_on_snapshot(snapshot_spec_get(snapshot_id=snapshot.pk), card_count)
+    try:
+        predicted, max_error = predict(snapshot, collective, ranks, plain)
+    except TwinCoreError as error:
+        raise ApplicationError(str(error)) from error
+    entry = Experiment(
+        fabric=fabric, snapshot=snapshot, collective=collective, card_count=card_count, points=plain, predicted=predicted,
+        peak_busbw_GBps=max(p["busbw_GBps"] for p in plain), max_abs_error=max_error, created_by=user,
+        **{name: meta.get(name) or Experiment._meta.get_field(name).get_default() for name in JOURNAL_FIELDS},
+    )
+    entry.title = entry.title or f"{collective} on {card_count} cards (by hand)"
+    entry.full_clean()
+    entry.save()
+    return entry
+
+
+def experiments_calibrate(*, experiments: Sequence[Experiment]) -> dict:
+    """Fit the fabric to the chosen entries (one fabric, one collective, one card count)."""
+    if not experiments:
+        raise ApplicationError("Choose at least one journal entry to calibrate against.")
+    kinds = {(e.fabric_id, e.collective, e.card_count) for e in experiments}
+    if len(kinds) > 1:
+        raise ApplicationError("Calibrate against entries of one fabric, one collective and one card count at a time.")
+    first = experiments[0]
+    snapshot = first.snapshot or first.fabric.latest_snapshot()
+    if snapshot is None:
+        raise ApplicationError(f"{first.fabric.name} has no snapshot to calibrate.")
+    points = [(p["size_bytes"], p["busbw_GBps"]) for e in experiments for p in e.points]
+    ranks = ranks_on_snapshot(snapshot_spec_get(snapshot_id=snapshot.pk), first.card_count)
+    try:
+        return fabric_calibrate(
+            fabric=first.fabric, snapshot=snapshot, points=points, collective=first.collective, ranks=ranks,
+            source=", ".join(e.title for e in experiments)[:200],
+        )
+    except TwinCoreError as error:
+        raise ApplicationError(f"Calibration failed: {error}") from error

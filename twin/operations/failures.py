@@ -1,0 +1,340 @@
+"""Failure what-ifs: take links or switches down, see what one failure costs.
+
+Elements are named ``link:<index>`` (the link's position in ``spec.links``,
+as in simulation results) or by a switch's node id. Failing a switch takes
+every one of its links down; links are set to state ``"down"``, so routing,
+hop counts and the simulator all recompute on the reduced fabric.
+
+The worst-failure search is split so that a task queue can fan it out:
+``failure_candidates(spec, kind)`` lists the elements, ``evaluate_failure``
+evaluates one set of them (pass a ``FailureBaseline`` to reuse the healthy
+fabric's figures across a chunk), and ``rank_failures`` orders the results.
+``worst_failure`` runs the whole search serially.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import networkx as nx
+import numpy as np
+from scipy import sparse
+
+from twin.operations.concurrent import route_phase
+from twin.simcore.algorithms import phases_for
+from twin.simcore.compile import compile_fabric
+from twin.simcore.errors import TwinCoreError
+from twin.simcore.hops import hop_matrix
+from twin.simcore.model import FabricSpec
+from twin.simcore.simulate import Simulator
+from twin.simcore.transport import transport_for
+
+__all__ = [
+    "FAILURE_KINDS",
+    "FailureBaseline",
+    "FailureError",
+    "Workload",
+    "evaluate_failure",
+    "fail_elements",
+    "failure_candidates",
+    "link_impact",
+    "rank_failures",
+    "without_cards",
+    "worst_failure",
+]
+
+FAILURE_KINDS = ("link", "switch", "leaf")
+"""Candidate kinds: every live link, every switch, or the leaf switches only."""
+
+
+class FailureError(TwinCoreError):
+    """A failure list naming unknown elements, or a workload that cannot run; ``problems`` lists each."""
+
+    def __init__(self, message: str, problems: Iterable[str] = ()) -> None:
+        self.problems = tuple(problems)
+        super().__init__(message + "".join(f"\n  - {problem}" for problem in self.problems))
+
+
+@dataclass(frozen=True)
+class Workload:
+    """The collective whose time a failure changes: run on ``ranks`` (default every card, fabric order)."""
+
+    collective: str = "allreduce"
+    size_bytes: float = float(1 << 30)
+    algorithm: str = "ring"
+    ranks: tuple[str, ...] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "collective": self.collective,
+            "size_bytes": self.size_bytes,
+            "algorithm": self.algorithm,
+            "ranks": None if self.ranks is None else len(self.ranks),
+        }
+
+
+def failure_candidates(spec: FabricSpec, kind: str) -> list[str]:
+    """Element ids to try one at a time: live links (``link:<i>``), switches or leaf switches."""
+    if kind == "link":
+        return [f"link:{position}" for position, link in enumerate(spec.links) if link.state != "down"]
+    if kind == "switch":
+        return [node.id for node in spec.switches()]
+    if kind == "leaf":
+        return [node.id for node in spec.switches() if node.tier == "leaf"]
+    raise FailureError(f"unknown failure kind {kind!r}; expected one of {', '.join(FAILURE_KINDS)}")
+
+
+def fail_elements(spec: FabricSpec, element_ids: Sequence[str]) -> tuple[FabricSpec, list[int]]:
+    """The fabric with the elements' links down, and the positions of the links taken down.
+
+    Raises ``FailureError`` naming every element that is not a link index or a switch id.
+    """
+    switches = {node.id for node in spec.switches()}
+    nodes = {node.id: node.kind for node in spec.nodes}
+    problems = []
+    down_links: set[int] = set()
+    failed_switches: set[str] = set()
+    for element in element_ids:
+        if element.startswith("link:"):
+            text = element.removeprefix("link:")
+            if text.isdigit() and int(text) < len(spec.links):
+                down_links.add(int(text))
+            else:
+                problems.append(f"{element!r}: no such link; expected link:0 .. link:{len(spec.links) - 1}")
+        elif element in switches:
+            failed_switches.add(element)
+        elif element in nodes:
+            problems.append(f"{element!r} is a {nodes[element]}; expected a switch id or link:<index>")
+        else:
+            problems.append(f"{element!r} is not in {spec.name!r}; expected a switch id or link:<index>")
+    if problems:
+        raise FailureError("cannot fail these elements", problems)
+    down_links |= {
+        position for position, link in enumerate(spec.links) if link.a in failed_switches or link.b in failed_switches
+    }
+    links = tuple(
+        replace(link, state="down") if position in down_links else link for position, link in enumerate(spec.links)
+    )
+    return replace(spec, links=links, name=f"{spec.name} minus {len(element_ids)} element(s)"), sorted(down_links)
+
+
+@dataclass(frozen=True, eq=False)
+class FailureBaseline:
+    """Figures of the healthy fabric that every candidate compares with (build once per chunk)."""
+
+    card_ids: tuple[str, ...]
+    hops: np.ndarray
+    workload: Workload
+    result: dict[str, Any]
+
+    @classmethod
+    def of(cls, spec: FabricSpec, workload: Workload) -> FailureBaseline:
+        card_ids, hops = hop_matrix(spec)
+        return cls(tuple(card_ids), hops, workload, _run(spec, workload, workload.ranks))
+
+
+def _run(spec: FabricSpec, workload: Workload, ranks: Sequence[str] | None) -> dict[str, Any]:
+    try:
+        return Simulator(spec, ranks=ranks).run(workload.collective, workload.size_bytes, workload.algorithm, top_links=5)
+    except TwinCoreError as error:
+        raise FailureError(f"the workload cannot run on {spec.name!r}: {error}") from error
+
+
+def evaluate_failure(
+    spec: FabricSpec, element_ids: Sequence[str], workload: Workload, *, baseline: FailureBaseline | None = None
+) -> dict[str, Any]:
+    """What failing ``element_ids`` together costs.
+
+    Returns ``elements``, ``links_down`` (count), ``cards_cut_off`` (cards
+    outside the largest group of cards still connected, listed up to 50, and
+    ``cards_cut_off_count``), ``degraded_pairs`` (card pairs still connected
+    but over more switches), ``disconnected_pairs``, ``blast_radius`` (per
+    failed switch: cards attached to it, and of those how many are cut off),
+    and ``workload``: ``before`` / ``after`` time and busbw, ``time_change``
+    (ratio after / before), ``busbw_change``, ``ranks_lost`` (ranks on cut-off
+    cards, left out of the run after), ``after_bottleneck``.
+    """
+    baseline = baseline or FailureBaseline.of(spec, workload)
+    failed, down = fail_elements(spec, element_ids)
+    card_ids, hops = hop_matrix(failed)
+    reachable = hops >= 0
+    before = baseline.hops
+    degraded = int(np.triu((hops > before) & reachable & (before >= 0), 1).sum())
+    disconnected = int(np.triu(~reachable & (before >= 0), 1).sum())
+    cut_off = _cut_off(card_ids, reachable)
+    ranks = list(workload.ranks) if workload.ranks is not None else list(card_ids)
+    surviving = [card for card in ranks if card not in cut_off]
+    after = _run(without_cards(failed, cut_off), workload, surviving) if len(surviving) >= 2 else None
+    return {
+        "elements": list(element_ids),
+        "links_down": len(down),
+        "cards_cut_off_count": len(cut_off),
+        "cards_cut_off": sorted(cut_off)[:50],
+        "degraded_pairs": degraded,
+        "disconnected_pairs": disconnected,
+        "blast_radius": _blast_radius(spec, element_ids, cut_off),
+        "workload": _workload_change(baseline.result, after, len(ranks) - len(surviving), workload),
+    }
+
+
+def _cut_off(card_ids: Sequence[str], reachable: np.ndarray) -> set[str]:
+    """Cards outside the largest set of mutually reachable cards."""
+    count, labels = sparse.csgraph.connected_components(sparse.csr_array(reachable), directed=False)
+    largest = np.argmax(np.bincount(labels, minlength=count))
+    return {card for card, label in zip(card_ids, labels) if label != largest}
+
+
+def without_cards(spec: FabricSpec, cards: set[str]) -> FabricSpec:
+    """``spec`` without ``cards`` and their links (the compiler needs every card attached)."""
+    if not cards:
+        return spec
+    return replace(
+        spec,
+        nodes=tuple(node for node in spec.nodes if node.id not in cards),
+        links=tuple(link for link in spec.links if link.a not in cards and link.b not in cards),
+    )
+
+
+def _blast_radius(spec: FabricSpec, element_ids: Sequence[str], cut_off: set[str]) -> dict[str, dict[str, int]]:
+    cards = {node.id for node in spec.cards()}
+    failed = set(element_ids)
+    attached: dict[str, set[str]] = {element: set() for element in element_ids if not element.startswith("link:")}
+    for link in spec.links:
+        for switch, other in ((link.a, link.b), (link.b, link.a)):
+            if switch in failed and other in cards:
+                attached[switch].add(other)
+    return {
+        switch: {"cards_attached": len(members), "cards_cut_off": len(members & cut_off)}
+        for switch, members in attached.items()
+    }
+
+
+def _workload_change(before: dict[str, Any], after: dict[str, Any] | None, ranks_lost: int, workload: Workload) -> dict[str, Any]:
+    summary = {
+        **workload.to_dict(),
+        "before": {"time_s": before["time_s"], "busbw_GBps": before["busbw_GBps"]},
+        "after": None,
+        "time_change": None,
+        "busbw_change": None,
+        "ranks_lost": ranks_lost,
+        "after_bottleneck": None,
+    }
+    if after is not None:
+        summary["after"] = {"time_s": after["time_s"], "busbw_GBps": after["busbw_GBps"]}
+        summary["time_change"] = after["time_s"] / before["time_s"]
+        summary["busbw_change"] = after["busbw_GBps"] / before["busbw_GBps"]
+        summary["after_bottleneck"] = after["bottleneck"]
+    return summary
+
+
+def rank_failures(results: Iterable[dict[str, Any]], *, top: int = 10) -> dict[str, Any]:
+    """Order ``evaluate_failure`` results, worst first: most cards cut off, then slowest workload, then degraded pairs.
+
+    Returns ``worst`` (the first result or None), ``ranking`` (the ``top``
+    worst) and ``evaluated`` (how many results were given).
+    """
+    results = list(results)
+    ordered = sorted(
+        results,
+        key=lambda result: (
+            -result["cards_cut_off_count"],
+            -(result["workload"]["time_change"] or float("inf")),
+            -result["degraded_pairs"],
+            result["elements"],
+        ),
+    )
+    return {"worst": ordered[0] if ordered else None, "ranking": ordered[:top], "evaluated": len(results)}
+
+
+def worst_failure(
+    spec: FabricSpec,
+    kind: str,
+    workload: Workload,
+    *,
+    top: int = 10,
+    on_progress: Callable[[float, str], None] | None = None,
+) -> dict[str, Any]:
+    """Evaluate every single failure of ``kind`` in turn (serial form of the fan-out) and rank them."""
+    baseline = FailureBaseline.of(spec, workload)
+    candidates = failure_candidates(spec, kind)
+    results = []
+    for done, element in enumerate(candidates, start=1):
+        results.append(evaluate_failure(spec, [element], workload, baseline=baseline))
+        if on_progress is not None:
+            on_progress(done / len(candidates), f"{done} of {len(candidates)} {kind} failures evaluated")
+    return {"kind": kind, **rank_failures(results, top=top)}
+
+
+def link_impact(spec: FabricSpec, workload: Workload, *, top: int | None = None) -> list[dict[str, Any]]:
+    """Every live link ranked by impact = bytes it carries in ``workload`` x cards affected if it fails.
+
+    Cards affected = cards cut off if the link alone fails (it is a bridge
+    of the live graph) plus cards whose workload flows cross it (rerouted).
+    Each entry: ``link``, ``a``, ``a_port``, ``b``, ``b_port``, ``bytes``,
+    ``cards_cut_off``, ``cards_routed``, ``impact``; highest impact first.
+    """
+    result = _run(spec, workload, workload.ranks)
+    compiled = compile_fabric(spec, transport_for(spec))
+    number = {card_id: position for position, card_id in enumerate(compiled.card_ids)}
+    ranks = np.array([number[card] for card in (workload.ranks or compiled.card_ids)], dtype=np.intp)
+    routed = _cards_routed(compiled, ranks, workload)
+    cut = _bridge_cut_off(spec)
+    entries = []
+    for position, link in enumerate(spec.links):
+        if link.state == "down":
+            continue
+        carried = float(result["link_bytes"][position])
+        affected = cut.get(position, 0) + int(routed[position])
+        entries.append(
+            {
+                "link": position, "a": link.a, "a_port": link.a_port, "b": link.b, "b_port": link.b_port,
+                "bytes": carried, "cards_cut_off": cut.get(position, 0), "cards_routed": int(routed[position]),
+                "impact": carried * affected,
+            }
+        )  # fmt: skip
+    entries.sort(key=lambda entry: (-entry["impact"], entry["link"]))
+    return entries if top is None else entries[:top]
+
+
+def _cards_routed(compiled, ranks: np.ndarray, workload: Workload) -> np.ndarray:
+    """Per link of the spec: distinct cards whose workload flows cross it."""
+    link_cards = sparse.csr_array((len(compiled.spec.links), len(compiled.card_ids)))
+    arc_to_link = sparse.csr_array(
+        (np.ones(len(compiled.arc_link)), (compiled.arc_link, np.arange(len(compiled.arc_link)))),
+        shape=(len(compiled.spec.links), len(compiled.arc_link)),
+    )
+    groups = ranks[None, :]
+    for phase in phases_for(workload.collective, workload.algorithm, workload.size_bytes, len(ranks)):
+        incidence = route_phase(compiled, groups, phase, ecmp="hash", seed=0).incidence
+        flows = incidence.shape[0]
+        ends = sparse.csr_array(
+            (np.ones(2 * flows), (np.tile(np.arange(flows), 2), np.concatenate([ranks[phase.sources], ranks[phase.targets]]))),
+            shape=(flows, len(compiled.card_ids)),
+        )
+        link_cards = link_cards + arc_to_link @ ((incidence > 0).astype(float).T @ ends)
+    return np.diff((link_cards > 0).astype(float).tocsr().indptr)
+
+
+def _bridge_cut_off(spec: FabricSpec) -> dict[int, int]:
+    """Link position -> cards cut off from the largest card group if that link alone fails."""
+    graph = nx.MultiGraph()
+    graph.add_nodes_from(node.id for node in spec.nodes)
+    for position, link in enumerate(spec.links):
+        if link.state != "down":
+            graph.add_edge(link.a, link.b, key=position)
+    cards = {node.id for node in spec.cards()}
+    cut: dict[int, int] = {}
+    for a, b in nx.bridges(nx.Graph(graph)):
+        if graph.number_of_edges(a, b) > 1:
+            continue  # parallel cables: not a bridge
+        position = next(iter(graph[a][b]))
+        trial = graph.copy() if not ({a, b} & cards) else None
+        if trial is None:
+            cut[position] = 1 if (a in cards) != (b in cards) else 2
+            continue
+        trial.remove_edge(a, b, key=position)
+        sizes = sorted((len(component & cards) for component in map(set, nx.connected_components(trial))), reverse=True)
+        cut[position] = sum(sizes[1:])
+    return cut
