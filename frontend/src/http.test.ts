@@ -48,6 +48,16 @@ describe("jsonClient", () => {
     await expect(failure).rejects.toMatchObject({ status: 503, detail: "The message broker is unavailable." });
   });
 
+  it("keeps the whole error body for field errors", async () => {
+    const answer = { detail: "params: size_bytes: Too small.", params: { size_bytes: ["Too small."] } };
+    const { fetchImpl } = recordingFetch(() => new Response(JSON.stringify(answer), { status: 400 }));
+    await expect(jsonClient(fetchImpl, () => null).post("/api/runs/", {})).rejects.toMatchObject({
+      status: 400,
+      detail: "params: size_bytes: Too small.",
+      body: answer,
+    });
+  });
+
   it("keeps the status when the error body is not JSON", async () => {
     const { fetchImpl } = recordingFetch(() => new Response("<h1>Bad Gateway</h1>", { status: 502 }));
     await expect(jsonClient(fetchImpl, () => null).get("/x")).rejects.toMatchObject({ status: 502, detail: null });

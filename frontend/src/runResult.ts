@@ -1,10 +1,17 @@
-// Renders a finished run's outcome: the error, a hop_stats report, or a
-// generic key/value view for kinds this frontend does not know yet.
+// Renders a finished run's outcome: the error, a hop_stats or collective
+// report, or a generic key/value view for kinds this frontend does not know yet.
 
+import {
+  bottleneckLink,
+  candidateBars,
+  parseCollectiveResult,
+  skippedAlgorithms,
+  type CollectiveResult,
+} from "./collective";
 import { element } from "./dom";
-import type { NumberFormatters } from "./format";
+import { formatDecimalByteSize, formatDuration, formatGBps, type NumberFormatters } from "./format";
 import { histogramBars, isHopStatsResult, type HopStatsResult } from "./hopStats";
-import type { Translate } from "./i18n";
+import type { MessageKey, Translate } from "./i18n";
 import type { Run } from "./runState";
 
 export interface RenderContext {
@@ -18,11 +25,18 @@ export function renderRunOutcome(run: Run, context: RenderContext): HTMLElement 
   if (run.status === "failed") {
     return element(doc, "div", { class: "error" }, [run.error ?? t("run.failedWithoutDetail")]);
   }
+  if (run.status === "cancelled") {
+    return element(doc, "p", { class: "muted run-cancelled" }, [run.error ?? t("run.cancelledWithoutDetail")]);
+  }
   if (run.result === null) {
     return element(doc, "p", { class: "muted" }, [t("run.noResult")]);
   }
   if (run.kind === "hop_stats" && isHopStatsResult(run.result)) {
     return renderHopStats(run.result, context);
+  }
+  const collective = run.kind === "collective" ? parseCollectiveResult(run.result) : null;
+  if (collective !== null) {
+    return renderCollective(collective, context);
   }
   return renderGeneric(run.result, doc);
 }
@@ -47,22 +61,155 @@ function renderHopStats(result: HopStatsResult, { doc, t, numbers }: RenderConte
     [t("hopStats.unreachablePairs"), numbers.integer(result.unreachable_pairs)],
   ]);
 
-  const rows = histogramBars(result).map((bar) => {
-    const label = bar.hops === 1 ? t("hopStats.oneHopLabel") : t("hopStats.hopsLabel", { hops: bar.hops });
-    const fill = element(doc, "span", { class: "hist-bar" });
-    fill.style.width = `${(bar.scale * 100).toFixed(2)}%`;
-    return element(doc, "div", { class: "hist-row" }, [
-      element(doc, "span", { class: "hist-label" }, [label]),
-      element(doc, "span", { class: "hist-track" }, [fill]),
-      element(doc, "span", { class: "hist-value" }, [`${numbers.integer(bar.pairs)} (${numbers.percent(bar.share)})`]),
-    ]);
-  });
+  const rows = histogramBars(result).map((bar) =>
+    barRow(
+      doc,
+      bar.hops === 1 ? t("hopStats.oneHopLabel") : t("hopStats.hopsLabel", { hops: bar.hops }),
+      bar.scale,
+      `${numbers.integer(bar.pairs)} (${numbers.percent(bar.share)})`,
+    ),
+  );
   const histogram = element(doc, "figure", { class: "hist" }, [
     element(doc, "figcaption", {}, [t("hopStats.histogramCaption")]),
     ...rows,
   ]);
 
   return element(doc, "div", { class: "hop-stats" }, [summary, histogram]);
+}
+
+const BOUND_LABELS: Readonly<Record<string, MessageKey>> = {
+  latency: "collective.bound.latency",
+  bandwidth: "collective.bound.bandwidth",
+};
+
+/** One bar row in the .hist grid hop statistics use too. */
+function barRow(doc: Document, label: string, scale: number, value: string, className = "hist-row"): HTMLElement {
+  const fill = element(doc, "span", { class: "hist-bar" });
+  fill.style.width = `${(scale * 100).toFixed(2)}%`;
+  return element(doc, "div", { class: className }, [
+    element(doc, "span", { class: "hist-label" }, [label]),
+    element(doc, "span", { class: "hist-track" }, [fill]),
+    element(doc, "span", { class: "hist-value" }, [value]),
+  ]);
+}
+
+function renderCollective(result: CollectiveResult, { doc, t, numbers }: RenderContext): HTMLElement {
+  const duration = (seconds: number) => formatDuration(seconds, numbers, t);
+  const bytes = (count: number) => formatDecimalByteSize(count, numbers, t);
+  const boundKey = BOUND_LABELS[result.bound];
+  const parts: HTMLElement[] = [
+    element(doc, "p", { class: "coll-headline" }, [
+      t("collective.headline", {
+        algorithm: result.algorithm,
+        time: duration(result.timeS),
+        algbw: formatGBps(result.algbwGBps, numbers, t),
+        busbw: formatGBps(result.busbwGBps, numbers, t),
+        bound: boundKey === undefined ? result.bound : t(boundKey),
+      }),
+    ]),
+    element(doc, "p", { class: "coll-subject muted" }, [
+      t("collective.subject", {
+        collective: result.collective,
+        size: bytes(result.sizeBytes),
+        ranks: numbers.integer(result.ranks),
+      }),
+    ]),
+  ];
+
+  const summary: [string, string][] = [];
+  if (result.latencyS !== null) {
+    summary.push([t("collective.latencyPart"), duration(result.latencyS)]);
+  }
+  if (result.bandwidthS !== null) {
+    summary.push([t("collective.bandwidthPart"), duration(result.bandwidthS)]);
+  }
+  if (result.maxLinkUtilization !== null) {
+    summary.push([t("collective.maxUtilisation"), numbers.percent(result.maxLinkUtilization)]);
+  }
+  if (summary.length > 0) {
+    parts.push(keyValueList(doc, summary));
+  }
+
+  if (result.bottleneck !== null) {
+    const link = bottleneckLink(result.bottleneck);
+    parts.push(
+      element(doc, "p", { class: "coll-bottleneck" }, [
+        link === null
+          ? t("collective.noBottleneck")
+          : t("collective.bottleneck", {
+              link: link.domain === null ? link.linkClass : t("collective.linkInDomain", { linkClass: link.linkClass, domain: link.domain }),
+              utilisation: numbers.percent(result.bottleneck.utilization),
+            }),
+      ]),
+    );
+  }
+
+  const choice = result.choice;
+  if (choice !== null) {
+    if (choice.reason !== "") {
+      parts.push(element(doc, "p", { class: "coll-reason" }, [choice.reason]));
+    }
+    const bars = candidateBars(choice);
+    if (bars.length > 0) {
+      parts.push(
+        element(doc, "figure", { class: "hist coll-candidates" }, [
+          element(doc, "figcaption", {}, [t("collective.candidatesCaption")]),
+          ...bars.map((bar) =>
+            barRow(
+              doc,
+              bar.algorithm,
+              bar.scale,
+              bar.fastest ? t("collective.fastest", { time: duration(bar.timeS) }) : duration(bar.timeS),
+              bar.fastest ? "hist-row fastest" : "hist-row",
+            ),
+          ),
+        ]),
+      );
+    }
+    const skipped = skippedAlgorithms(choice);
+    if (skipped.length > 0) {
+      parts.push(
+        element(doc, "div", { class: "coll-skipped" }, [
+          element(doc, "h4", {}, [t("collective.skippedCaption")]),
+          element(
+            doc,
+            "ul",
+            {},
+            skipped.map(([algorithm, why]) => element(doc, "li", {}, [element(doc, "strong", {}, [algorithm]), `: ${why}`])),
+          ),
+        ]),
+      );
+    }
+  }
+
+  if (result.hottestLinks.length > 0) {
+    const header = (["collective.from", "collective.to", "collective.class"] as const).map((key) => element(doc, "th", {}, [t(key)]));
+    const numeric = (["collective.utilisation", "collective.bytes"] as const).map((key) =>
+      element(doc, "th", { class: "num" }, [t(key)]),
+    );
+    parts.push(
+      element(doc, "table", { class: "data coll-links" }, [
+        element(doc, "caption", {}, [t("collective.hottestCaption")]),
+        element(doc, "thead", {}, [element(doc, "tr", {}, [...header, ...numeric])]),
+        element(
+          doc,
+          "tbody",
+          {},
+          result.hottestLinks.map((link) =>
+            element(doc, "tr", {}, [
+              element(doc, "td", {}, [link.from]),
+              element(doc, "td", {}, [link.to]),
+              element(doc, "td", {}, [link.linkClass]),
+              element(doc, "td", { class: "num" }, [numbers.percent(link.utilization)]),
+              element(doc, "td", { class: "num" }, [bytes(link.bytes)]),
+            ]),
+          ),
+        ),
+      ]),
+    );
+  }
+
+  return element(doc, "div", { class: "collective" }, parts);
 }
 
 function renderGeneric(result: unknown, doc: Document): HTMLElement {

@@ -1,14 +1,15 @@
 // DOM wiring for `.run-widget`: feeds HTTP and websocket snapshots into a
 // RunFeed and mirrors the shown run into the widget's elements and attributes.
+// For operators it adds a Cancel button while the run is pending or running.
 
 import { element } from "./dom";
-import type { JsonClient } from "./http";
+import { describeRequestError, type JsonClient } from "./http";
 import type { MessageKey } from "./i18n";
 import { connectionReporter, type LiveStatusMonitor } from "./liveStatus";
 import { websocketUrl, type OpenSocket } from "./reconnectingSocket";
 import { RunFeed } from "./runFeed";
 import { renderRunOutcome, type RenderContext } from "./runResult";
-import { isTerminal, parseRun, type Run } from "./runState";
+import { isTerminal, parseRun, runSubresourceUrl, type Run } from "./runState";
 import type { Timers } from "./timers";
 
 export interface RunWidgetContext extends RenderContext {
@@ -17,7 +18,12 @@ export interface RunWidgetContext extends RenderContext {
   readonly pageLocation: Pick<Location, "protocol" | "host">;
   readonly openSocket: OpenSocket;
   readonly timers: Timers;
+  /** Whether the user may cancel runs (operators and admins: `canCancelRuns`). */
+  readonly canCancel: boolean;
 }
+
+/** Called with the run each time a widget's shown run changes, and the widget's run URL. */
+export type RunListener = (run: Run, runUrl: string) => void;
 
 /** The same markup the server renders for an existing run. */
 export function buildRunWidget(doc: Document, runUrl: string, wsPath: string): HTMLElement {
@@ -31,15 +37,60 @@ export function buildRunWidget(doc: Document, runUrl: string, wsPath: string): H
 }
 
 /**
- * Starts keeping `widget` current. `knownRun` is a snapshot the caller already
- * holds (e.g. the POST response) so the widget is filled before any round trip.
+ * The Cancel button: POSTs to the run's cancel URL and offers the answer (the
+ * cancelled run) to `accept`; the server's reason is shown when it refuses.
  */
-export function mountRunWidget(widget: HTMLElement, context: RunWidgetContext, knownRun?: Run): RunFeed {
+function cancelButton(widget: HTMLElement, runUrl: string, context: RunWidgetContext, accept: (run: Run) => void): HTMLButtonElement {
+  const { doc, t } = context;
+  const button = element(doc, "button", { type: "button", class: "btn btn-small run-cancel" }, [t("run.cancel")]);
+  button.hidden = true;
+  const problem = element(doc, "span", { class: "run-cancel-error", role: "alert" });
+  problem.hidden = true;
+  button.addEventListener("click", () => {
+    button.disabled = true;
+    problem.hidden = true;
+    context.http
+      .post(runSubresourceUrl(runUrl, "cancel"), {})
+      .then(
+        (body) => {
+          const run = parseRun(body);
+          if (run !== null) {
+            accept(run);
+          }
+        },
+        (error: unknown) => {
+          problem.textContent = t("run.cancelFailed", { detail: describeRequestError(error, t) });
+          problem.hidden = false;
+        },
+      )
+      .finally(() => {
+        button.disabled = false;
+      });
+  });
+  const result = widget.querySelector(".run-result");
+  if (result === null) {
+    widget.append(button, problem);
+  } else {
+    result.before(button, problem);
+  }
+  return button;
+}
+
+/**
+ * Starts keeping `widget` current. `knownRun` is a snapshot the caller already
+ * holds (e.g. the POST response) so the widget is filled before any round trip;
+ * `onRun` hears every change of the shown run.
+ */
+export function mountRunWidget(widget: HTMLElement, context: RunWidgetContext, knownRun?: Run, onRun?: RunListener): RunFeed {
   const progress = widget.querySelector<HTMLProgressElement>(".run-progress");
   const status = widget.querySelector<HTMLElement>(".run-status");
   const message = widget.querySelector<HTMLElement>(".run-message");
   const result = widget.querySelector<HTMLElement>(".run-result");
   const { runUrl, runWs } = widget.dataset;
+  const cancel =
+    context.canCancel && runUrl !== undefined && runUrl !== ""
+      ? cancelButton(widget, runUrl, context, (run) => feed.offerSnapshot(run))
+      : null;
 
   const show = (run: Run, framesApplied: number): void => {
     widget.dataset["status"] = run.status;
@@ -55,9 +106,13 @@ export function mountRunWidget(widget: HTMLElement, context: RunWidgetContext, k
     if (message !== null) {
       message.textContent = run.message;
     }
+    if (cancel !== null) {
+      cancel.hidden = run.status !== "pending" && run.status !== "running";
+    }
     if (result !== null && isTerminal(run.status)) {
       result.replaceChildren(renderRunOutcome(run, context));
     }
+    onRun?.(run, runUrl ?? "");
   };
 
   const feed = new RunFeed({

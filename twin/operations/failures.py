@@ -180,10 +180,11 @@ def evaluate_failure(
 
 
 def _cut_off(card_ids: Sequence[str], reachable: np.ndarray) -> set[str]:
-    """Cards outside the largest set of mutually reachable cards."""
-    count, labels = sparse.csgraph.connected_components(sparse.csr_array(reachable), directed=False)
-    largest = np.argmax(np.bincount(labels, minlength=count))
-    return {card for card, label in zip(card_ids, labels) if label != largest}
+    """Cards outside the largest set of mutually reachable cards (reachability is symmetric and transitive)."""
+    if not len(card_ids):
+        return set()
+    hub = int(np.argmax(reachable.sum(axis=1)))
+    return {card_ids[position] for position in np.flatnonzero(~reachable[hub])}
 
 
 def without_cards(spec: FabricSpec, cards: set[str]) -> FabricSpec:
