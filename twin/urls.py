@@ -28,6 +28,7 @@ api_patterns = [
     path("runs/<int:pk>/", run_api.RunDetailApi.as_view(), name="api-run-detail"),
     path("runs/<int:pk>/detail/", run_api.RunDetailDataApi.as_view(), name="api-run-detail-data"),
     path("runs/<int:pk>/cancel/", run_api.RunCancelApi.as_view(), name="api-run-cancel"),
+    path("runs/<int:pk>/placement/", run_api.RunPlacementExportApi.as_view(), name="api-run-placement"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
 ]

@@ -1,12 +1,15 @@
 // Page bootstrap: reads the contract attributes the Django templates render
 // and wires each feature that is present on the page.
 
+import { wireCollectiveForm } from "./collectiveForm";
 import { mountFabricLive } from "./fabricLive";
 import { numberFormatters } from "./format";
 import { jsonClient, readCookie } from "./http";
 import { INTL_LOCALE, resolveLanguage, translator } from "./i18n";
 import { LiveStatusMonitor, fetchHealth } from "./liveStatus";
 import { openBrowserSocket } from "./reconnectingSocket";
+import { runOverlay } from "./runOverlay";
+import { canCancelRuns } from "./runState";
 import { mountRunWidget, type RunWidgetContext } from "./runWidget";
 import { wireStartButton } from "./startRun";
 import { mountMapFromPage } from "./map/mountFromPage";
@@ -48,6 +51,7 @@ export function startApp(doc: Document): void {
     pageLocation: window.location,
     openSocket: openBrowserSocket,
     timers: browserTimers,
+    canCancel: canCancelRuns(doc.body.dataset["userRole"]),
   };
   for (const widget of doc.querySelectorAll<HTMLElement>(".run-widget")) {
     mountRunWidget(widget, runContext);
@@ -60,8 +64,13 @@ export function startApp(doc: Document): void {
   }
 
   const fabricMap = doc.getElementById("fabric-map");
-  if (fabricMap !== null) {
-    void mountMapFromPage(fabricMap, { doc, t, http });
+  const mapReady = fabricMap === null ? Promise.resolve(null) : mountMapFromPage(fabricMap, { doc, t, http });
+
+  const collectiveForm = doc.getElementById("collective-form");
+  const collectiveSlot = doc.getElementById("collective-slot");
+  if (collectiveForm instanceof HTMLFormElement && collectiveSlot !== null) {
+    const overlay = runOverlay({ doc, t, http, map: () => mapReady.catch(() => null) });
+    wireCollectiveForm(collectiveForm, collectiveSlot, runContext, overlay.offer);
   }
 
   const fabricLive = doc.getElementById("fabric-live");

@@ -296,7 +296,7 @@ export function bottleneckLink(bottleneck: Bottleneck): { linkClass: string; dom
 }
 
 /** The per-link utilisation of a run's detail (`{"link_utilization": [...]}`), or null when it has none. */
-export function linkUtilisation(detail: unknown): number[] | null {
+export function collectiveLinkUtilisation(detail: unknown): number[] | null {
   const values = isRecord(detail) ? detail["link_utilization"] : undefined;
   if (!Array.isArray(values) || values.length === 0) {
     return null;

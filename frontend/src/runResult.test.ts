@@ -4,7 +4,7 @@ import { numberFormatters } from "./format";
 import { translator } from "./i18n";
 import { renderRunOutcome } from "./runResult";
 import { parseRun, type Run } from "./runState";
-import { HOP_STATS_RESULT, runSnapshot } from "./testing/fakes";
+import { COLLECTIVE_RESULT, HOP_STATS_RESULT, runSnapshot } from "./testing/fakes";
 
 function finished(overrides: Record<string, unknown>): Run {
   return parseRun(runSnapshot({ status: "succeeded", progress: 1, ...overrides })) as Run;
@@ -48,8 +48,106 @@ describe("renderRunOutcome", () => {
     expect(outcome.matches("dl.kv")).toBe(true);
   });
 
+  it("shows a cancelled run's note, not an error", () => {
+    const outcome = renderRunOutcome(finished({ status: "cancelled", error: "Cancelled by a user." }), context());
+    expect(outcome.className).toBe("muted run-cancelled");
+    expect(outcome.textContent).toBe("Cancelled by a user.");
+    expect(renderRunOutcome(finished({ status: "cancelled" }), context()).textContent).toBe("The run was cancelled.");
+  });
+
   it("never interprets server text as HTML", () => {
     const outcome = renderRunOutcome(finished({ status: "failed", error: "<img src=x onerror=alert(1)>" }), context());
     expect(outcome.querySelector("img")).toBeNull();
+  });
+});
+
+describe("renderRunOutcome for collectives", () => {
+  const collective = (result: unknown, language: "en" | "zh-hans" = "en") =>
+    renderRunOutcome(finished({ kind: "collective", result }), {
+      doc: document,
+      t: translator(language),
+      numbers: numberFormatters(language === "en" ? "en" : "zh-Hans"),
+    });
+
+  it("leads with the algorithm, time, bandwidths and bound", () => {
+    const outcome = collective(COLLECTIVE_RESULT);
+    expect(outcome.className).toBe("collective");
+    expect(outcome.querySelector(".coll-headline")?.textContent).toBe(
+      "in_switch: 8.05 ms, algbw 42.5 GB/s, busbw 84.9 GB/s, bandwidth-bound",
+    );
+    expect(outcome.querySelector(".coll-subject")?.textContent).toBe("allreduce of 342 MB on 1,024 ranks");
+    const values = [...outcome.querySelectorAll("dl.kv dd")].map((value) => value.textContent);
+    expect(values).toEqual(["12.0 µs", "8.03 ms", "85.0%"]);
+  });
+
+  it("says what limits it and why the algorithm was chosen", () => {
+    const outcome = collective(COLLECTIVE_RESULT);
+    expect(outcome.querySelector(".coll-bottleneck")?.textContent).toBe(
+      "Bottleneck: card-leaf (scale-up) links at 85.0% utilisation.",
+    );
+    expect(outcome.querySelector(".coll-reason")?.textContent).toBe(COLLECTIVE_RESULT.choice.reason);
+  });
+
+  it("charts the candidates fastest first, highlighting the fastest, and lists the skipped ones", () => {
+    const outcome = collective(COLLECTIVE_RESULT);
+    const rows = [...outcome.querySelectorAll(".coll-candidates .hist-row")];
+    expect(rows.map((row) => row.querySelector(".hist-label")?.textContent)).toEqual(["in_switch", "ring", "two_shot"]);
+    expect(rows.map((row) => row.querySelector(".hist-value")?.textContent)).toEqual([
+      "8.05 ms, fastest",
+      "13.7 ms",
+      "13.7 ms",
+    ]);
+    expect(rows.map((row) => row.classList.contains("fastest"))).toEqual([true, false, false]);
+    expect(rows[2]?.querySelector<HTMLElement>(".hist-bar")?.style.width).toBe("100.00%");
+    expect(outcome.querySelector(".coll-skipped h4")?.textContent).toBe("Not applicable");
+    expect(outcome.querySelector(".coll-skipped li")?.textContent).toBe(
+      "one_shot: one_shot writes directly to peers: only inside a scale-up domain",
+    );
+  });
+
+  it("tables the hottest links", () => {
+    const table = collective(COLLECTIVE_RESULT).querySelector("table.data.coll-links");
+    expect(table?.querySelector("caption")?.textContent).toBe("Hottest links");
+    expect([...(table?.querySelectorAll("th") ?? [])].map((cell) => cell.textContent)).toEqual([
+      "From",
+      "To",
+      "Class",
+      "Utilisation",
+      "Bytes",
+    ]);
+    const rows = [...(table?.querySelectorAll("tbody tr") ?? [])].map((row) =>
+      [...row.querySelectorAll("td")].map((cell) => cell.textContent),
+    );
+    expect(rows).toEqual([
+      ["card-0", "leaf-0", "card-leaf (scale-up)", "85.0%", "684 MB"],
+      ["leaf-0", "spine-1", "leaf-spine (scale-out)", "42.1%", "1.20 GB"],
+    ]);
+  });
+
+  it("omits the choice for a fixed algorithm and words a missing bottleneck", () => {
+    const { choice: _choice, ...fixed } = COLLECTIVE_RESULT;
+    const outcome = collective({
+      ...fixed,
+      algorithm: "ring",
+      bound: "latency",
+      bottleneck: { link_class: null, domain: null, bound: "latency", utilization: 0 },
+      hottest_links: [],
+    });
+    expect(outcome.querySelector(".coll-headline")?.textContent).toContain("ring: 8.05 ms");
+    expect(outcome.querySelector(".coll-headline")?.textContent).toContain("latency-bound");
+    expect(outcome.querySelector(".coll-bottleneck")?.textContent).toBe("No link limits this collective.");
+    expect(outcome.querySelector(".coll-reason, .coll-candidates, .coll-skipped, table")).toBeNull();
+  });
+
+  it("is translated", () => {
+    const outcome = collective(COLLECTIVE_RESULT, "zh-hans");
+    expect(outcome.querySelector(".coll-headline")?.textContent).toBe(
+      "in_switch：8.05 毫秒，algbw 42.5 GB/s，busbw 84.9 GB/s，受带宽限制",
+    );
+    expect(outcome.querySelector(".coll-links caption")?.textContent).toBe("最繁忙的链路");
+  });
+
+  it("falls back to the generic view for a result of the wrong shape", () => {
+    expect(collective({ collective: "allreduce" }).matches("dl.kv")).toBe(true);
   });
 });

@@ -1,55 +1,9 @@
 // @vitest-environment happy-dom
 import { beforeEach, describe, expect, it } from "vitest";
-import { numberFormatters } from "./format";
-import { HttpError, type JsonClient } from "./http";
-import { translator } from "./i18n";
-import { LiveStatusMonitor } from "./liveStatus";
-import { buildRunWidget, mountRunWidget, type RunWidgetContext } from "./runWidget";
+import { HttpError } from "./http";
+import { buildRunWidget, mountRunWidget } from "./runWidget";
 import { wireStartButton } from "./startRun";
-import { FakeTimers, FakeWebSocket, HOP_STATS_RESULT, runSnapshot, runStateMessage } from "./testing/fakes";
-
-/** A JsonClient whose answers the test scripts per URL. */
-class ScriptedApi implements JsonClient {
-  readonly posts: { url: string; body: unknown }[] = [];
-  readonly gets: string[] = [];
-  getAnswer: Promise<unknown> = new Promise(() => undefined);
-  postAnswer: Promise<unknown> = new Promise(() => undefined);
-
-  get(url: string): Promise<unknown> {
-    this.gets.push(url);
-    return this.getAnswer;
-  }
-
-  post(url: string, body: unknown): Promise<unknown> {
-    this.posts.push({ url, body });
-    return this.postAnswer;
-  }
-}
-
-function harness() {
-  const api = new ScriptedApi();
-  const timers = new FakeTimers();
-  let healthChecks = 0;
-  const liveStatus = new LiveStatusMonitor({
-    checkHealth: () => {
-      healthChecks += 1;
-      return Promise.resolve({ reachable: true, report: { redis: "ok" } });
-    },
-    showBanner: () => undefined,
-    timers,
-  });
-  const context: RunWidgetContext = {
-    doc: document,
-    t: translator("en"),
-    numbers: numberFormatters("en"),
-    http: api,
-    liveStatus,
-    pageLocation: { protocol: "https:", host: "twin.example" },
-    openSocket: FakeWebSocket.open,
-    timers,
-  };
-  return { api, timers, context, healthChecks: () => healthChecks };
-}
+import { FakeWebSocket, HOP_STATS_RESULT, runSnapshot, runStateMessage, runWidgetHarness as harness } from "./testing/fakes";
 
 const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
 
@@ -107,6 +61,98 @@ describe("mountRunWidget", () => {
     timers.fireNext(); // the reconnect
     FakeWebSocket.latest().serverOpens();
     expect(healthChecks()).toBe(2);
+  });
+});
+
+describe("run widget cancel button", () => {
+  function mounted(canCancel: boolean, runUrl = "/api/runs/12/") {
+    const h = harness(canCancel);
+    const widget = buildRunWidget(document, runUrl, "/ws/runs/12/");
+    document.body.append(widget);
+    const heard: [string, string][] = [];
+    mountRunWidget(widget, h.context, undefined, (run, url) => heard.push([run.status, url]));
+    const socket = FakeWebSocket.latest();
+    const button = () => widget.querySelector<HTMLButtonElement>("button.run-cancel");
+    return { ...h, widget, socket, heard, button };
+  }
+
+  it("is offered to operators while the run is pending or running, then hidden", () => {
+    const { socket, button } = mounted(true);
+    expect(button()?.hidden).toBe(true); // status not known yet
+    socket.serverSends(runStateMessage(1, { status: "pending", progress: 0 }));
+    expect(button()?.hidden).toBe(false);
+    expect(button()?.textContent).toBe("Cancel");
+    socket.serverSends(runStateMessage(2));
+    expect(button()?.hidden).toBe(false);
+    socket.serverSends(runStateMessage(3, { status: "succeeded", progress: 1, result: HOP_STATS_RESULT }));
+    expect(button()?.hidden).toBe(true);
+  });
+
+  it("is not there for viewers, nor without a run URL", () => {
+    expect(mounted(false).button()).toBeNull();
+    expect(mounted(true, "").button()).toBeNull();
+  });
+
+  it("POSTs to the run's cancel URL and shows the cancelled run it answers", async () => {
+    const { api, socket, widget, button } = mounted(true);
+    socket.serverSends(runStateMessage(1));
+    api.postAnswers.set(
+      "/api/runs/12/cancel/",
+      Promise.resolve({ ...runSnapshot({ status: "cancelled", error: "Cancelled by a user." }), url: "/api/runs/12/", ws_url: "/ws/runs/12/" }),
+    );
+    button()?.click();
+    expect(button()?.disabled).toBe(true);
+    expect(api.posts).toEqual([{ url: "/api/runs/12/cancel/", body: {} }]);
+    await settle();
+    expect(widget.dataset["status"]).toBe("cancelled");
+    expect(widget.querySelector(".run-status")?.textContent).toBe("Cancelled");
+    expect(widget.querySelector(".run-status")?.className).toBe("run-status badge badge-cancelled");
+    expect(widget.querySelector(".run-result")?.textContent).toBe("Cancelled by a user.");
+    expect(button()?.hidden).toBe(true);
+    expect(socket.closedByClient).toBe(true);
+  });
+
+  it("applies the cancelled state pushed on the websocket", () => {
+    const { socket, widget, button } = mounted(true);
+    socket.serverSends(runStateMessage(1));
+    socket.serverSends(runStateMessage(2, { status: "cancelled", error: null }));
+    expect(widget.querySelector(".run-status")?.textContent).toBe("Cancelled");
+    expect(widget.querySelector(".run-result")?.textContent).toBe("The run was cancelled.");
+    expect(button()?.hidden).toBe(true);
+  });
+
+  it("shows the server's reason when it refuses", async () => {
+    const { api, socket, widget, button } = mounted(true);
+    socket.serverSends(runStateMessage(1));
+    api.postAnswer = Promise.reject(new HttpError(400, "Run 12 has already ended (succeeded)."));
+    button()?.click();
+    await settle();
+    const problem = widget.querySelector<HTMLElement>(".run-cancel-error");
+    expect(problem?.hidden).toBe(false);
+    expect(problem?.textContent).toBe("Could not cancel: Run 12 has already ended (succeeded).");
+    expect(button()?.disabled).toBe(false);
+    expect(widget.dataset["status"]).toBe("running");
+  });
+
+  it("tells the listener about every change, with the run URL", () => {
+    const { socket, heard } = mounted(false);
+    socket.serverSends(runStateMessage(1));
+    socket.serverSends(runStateMessage(2, { status: "succeeded", progress: 1, result: HOP_STATS_RESULT }));
+    expect(heard).toEqual([
+      ["running", "/api/runs/12/"],
+      ["succeeded", "/api/runs/12/"],
+    ]);
+  });
+});
+
+describe("run widget progress for fanned-out runs", () => {
+  it("shows the cell count message and the fraction done", () => {
+    const { context } = harness();
+    const widget = buildRunWidget(document, "", "/ws/runs/12/");
+    mountRunWidget(widget, context);
+    FakeWebSocket.latest().serverSends(runStateMessage(1, { progress: 12 / 40, message: "12 of 40 cells done (last: stage 4x, allreduce)" }));
+    expect(widget.querySelector("progress")?.value).toBeCloseTo(30);
+    expect(widget.querySelector(".run-message")?.textContent).toBe("12 of 40 cells done (last: stage 4x, allreduce)");
   });
 });
 

@@ -1,11 +1,12 @@
-// DOM wiring for the "Compute hop statistics" button: POST a new run, then
-// show its live widget in #run-slot (or the server's error message).
+// Starting runs: one path for the "Compute hop statistics" button and the
+// collective form. POST a new run, then show its live widget in the slot (or
+// the server's error message there).
 
 import { element } from "./dom";
 import { InvalidResponseError, describeRequestError } from "./http";
 import type { RunFeed } from "./runFeed";
 import { parseRun, type Run } from "./runState";
-import { buildRunWidget, mountRunWidget, type RunWidgetContext } from "./runWidget";
+import { buildRunWidget, mountRunWidget, type RunListener, type RunWidgetContext } from "./runWidget";
 
 interface CreatedRun {
   readonly run: Run;
@@ -22,34 +23,65 @@ function parseCreatedRun(body: unknown): CreatedRun | null {
   return typeof url === "string" && typeof wsUrl === "string" ? { run, url, wsUrl } : null;
 }
 
-export function wireStartButton(button: HTMLButtonElement, slot: HTMLElement, context: RunWidgetContext): void {
-  const runsUrl = button.dataset["runsUrl"] ?? "";
-  // An unparseable snapshot id is sent as null so the server's validation
-  // message, not a client guess, explains the problem.
-  const snapshotId = Number.parseInt(button.dataset["snapshot"] ?? "", 10);
-  const snapshot = Number.isInteger(snapshotId) ? snapshotId : null;
+/**
+ * The snapshot id from a `data-snapshot` attribute. An unparseable one is sent
+ * as null so the server's validation message, not a client guess, explains it.
+ */
+export function snapshotId(value: string | undefined): number | null {
+  const id = Number.parseInt(value ?? "", 10);
+  return Number.isInteger(id) ? id : null;
+}
+
+/** The body of POST /api/runs/. */
+export interface RunRequest {
+  readonly kind: string;
+  readonly snapshot: number | null;
+  readonly params?: object;
+}
+
+export type StartOutcome = { readonly ok: true; readonly run: Run } | { readonly ok: false; readonly error: unknown };
+
+export interface RunLauncher {
+  /**
+   * POSTs the run and shows its live widget in the slot, replacing (and
+   * stopping) the one shown before; on failure the slot shows why. Never rejects.
+   */
+  start(request: RunRequest): Promise<StartOutcome>;
+}
+
+export function runLauncher(runsUrl: string, slot: HTMLElement, context: RunWidgetContext, onRun?: RunListener): RunLauncher {
   let currentFeed: RunFeed | null = null;
-
-  const start = async (): Promise<void> => {
-    button.disabled = true;
-    try {
-      const created = parseCreatedRun(await context.http.post(runsUrl, { kind: "hop_stats", snapshot }));
-      if (created === null) {
-        throw new InvalidResponseError();
+  return {
+    async start(request) {
+      try {
+        const created = parseCreatedRun(await context.http.post(runsUrl, request));
+        if (created === null) {
+          throw new InvalidResponseError();
+        }
+        // The replaced widget's socket would otherwise keep reconnecting unseen.
+        currentFeed?.stop();
+        const widget = buildRunWidget(context.doc, created.url, created.wsUrl);
+        slot.replaceChildren(widget);
+        currentFeed = mountRunWidget(widget, context, created.run, onRun);
+        return { ok: true, run: created.run };
+      } catch (error) {
+        currentFeed?.stop();
+        currentFeed = null;
+        slot.replaceChildren(element(context.doc, "div", { class: "error" }, [describeRequestError(error, context.t)]));
+        return { ok: false, error };
       }
-      // The replaced widget's socket would otherwise keep reconnecting unseen.
-      currentFeed?.stop();
-      const widget = buildRunWidget(context.doc, created.url, created.wsUrl);
-      slot.replaceChildren(widget);
-      currentFeed = mountRunWidget(widget, context, created.run);
-    } catch (error) {
-      currentFeed?.stop();
-      currentFeed = null;
-      slot.replaceChildren(element(context.doc, "div", { class: "error" }, [describeRequestError(error, context.t)]));
-    } finally {
-      button.disabled = false;
-    }
+    },
   };
+}
 
-  button.addEventListener("click", () => void start());
+export function wireStartButton(button: HTMLButtonElement, slot: HTMLElement, context: RunWidgetContext): void {
+  const launcher = runLauncher(button.dataset["runsUrl"] ?? "", slot, context);
+  const snapshot = snapshotId(button.dataset["snapshot"]);
+
+  button.addEventListener("click", () => {
+    button.disabled = true;
+    void launcher.start({ kind: "hop_stats", snapshot }).finally(() => {
+      button.disabled = false;
+    });
+  });
 }

@@ -1,10 +1,13 @@
 """Placement: strategies, checks, evaluation, exports (issue 8). Each test fails when the behaviour is wrong."""
 
+import doctest
+
 import numpy as np
 import pytest
 
 from twin.ingest.errors import IngestError
 from twin.ingest.hostlist import expand_hostlist
+from twin.operations import exports
 from twin.operations.exports import compress_hostlist, placement_csv, read_rank_mapping, slurm_hostfile, slurm_hostlist
 from twin.operations.placement import (
     Job,
@@ -146,3 +149,7 @@ def test_compressed_hostlist_expands_back_to_the_same_hosts(hosts):
 def test_compressed_hostlist_refuses_names_slurm_cannot_hold():
     with pytest.raises(ValueError, match="cannot go into a hostlist"):
         compress_hostlist(["node[1]"])
+
+
+def test_exports_doctests():
+    assert doctest.testmod(exports).failed == 0

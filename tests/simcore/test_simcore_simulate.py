@@ -186,3 +186,18 @@ def test_rates_are_computed_once_per_pattern(worked_case):
 def test_bad_requests_raise_clear_errors(worked_case, call, message):
     with pytest.raises(TwinCoreError, match=message.replace("(", r"\(")):
         call(worked_case)
+
+
+def test_a_card_cut_off_by_a_failed_leaf_compiles_and_is_unreachable():
+    """Failure what-ifs remove a leaf: its cards keep no live link and must not break compiling."""
+    from twin.simcore.compile import compile_fabric
+    from twin.simcore.generate import supernode
+    from twin.simcore.model import FabricSpec, LinkSpec
+
+    demo = supernode(cards=64, switch_radix=16)
+    down = tuple(
+        LinkSpec(l.a, l.a_port, l.b, l.b_port, l.bandwidth_gbps, l.latency_ns, state="down" if "leaf-01" in (l.a, l.b) else l.state, domain=l.domain)
+        for l in demo.links
+    )
+    compiled = compile_fabric(FabricSpec(demo.name, demo.nodes, down, demo.attrs))
+    assert compiled is not None

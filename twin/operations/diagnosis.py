@@ -84,6 +84,8 @@ SLOW_SMALL_MESSAGE_FACTOR = 2.0
 FLAP_CHANGES = 2
 PLACEMENT_SLOWDOWN = 1.2
 SCALING_DROP = 0.2
+# InfiniBand data rates, slowest first (FORMATS.md section 1).
+_IB_SPEEDS = ("sdr", "ddr", "qdr", "fdr10", "fdr", "edr", "hdr", "ndr", "xdr")
 
 
 class DiagnosisError(TwinCoreError):
@@ -221,7 +223,7 @@ def _links_degraded(spec: FabricSpec) -> list[Finding]:
         if usual_width and width and width != usual_width and _lanes(width) < _lanes(usual_width):
             reasons.append(f"width {width} where most links are {usual_width}")
         speed = str(link.attrs.get("speed", "")).lower()
-        if usual_speed and speed and speed != usual_speed:
+        if usual_speed in _IB_SPEEDS and speed in _IB_SPEEDS and _IB_SPEEDS.index(speed) < _IB_SPEEDS.index(usual_speed):
             reasons.append(f"speed {speed} where most links are {usual_speed}")
         if reasons:
             findings.append(

@@ -1,20 +1,22 @@
 """REST API for background runs."""
 from django.urls import reverse
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from twin.fabrics.models import Snapshot
 
-from twin.simulations.services import ALGORITHMS, COLLECTIVES, ECMP_MODES
+from twin.operations.exports import placement_csv, slurm_hostfile, slurm_hostlist
+from twin.simulations.services import ALGORITHMS, COLLECTIVES, ECMP_MODES, placement_from_result
 
 from .models import Run, RunKind
 from .realtime import run_state_payload
 from .services import run_cancel, run_create
 
-__all__ = ("RunListCreateApi", "RunDetailApi", "RunDetailDataApi", "RunCancelApi")
+__all__ = ("RunListCreateApi", "RunDetailApi", "RunDetailDataApi", "RunCancelApi", "RunPlacementExportApi")
 
 
 class RunSerializer(serializers.Serializer):
@@ -53,7 +55,24 @@ class CollectiveParams(serializers.Serializer):
     in_switch_reduction = serializers.BooleanField(allow_null=True, default=None)
 
 
-RUN_PARAMS = {RunKind.HOP_STATS: NoParams, RunKind.COLLECTIVE: CollectiveParams}
+class JobParams(serializers.Serializer):
+    tp = serializers.IntegerField(min_value=1)
+    pp = serializers.IntegerField(min_value=1, default=1)
+    dp = serializers.IntegerField(min_value=1)
+    ep = serializers.IntegerField(min_value=1, default=1)
+    model_params = serializers.FloatField(min_value=1, required=False, allow_null=True, default=None)
+
+
+class PlacementParams(serializers.Serializer):
+    job = JobParams()
+    strategies = serializers.ListField(child=serializers.ChoiceField(("naive", "random", "aware")), default=["naive", "random", "aware"], allow_empty=False)
+    busy_cards = serializers.ListField(child=serializers.CharField(), default=list, help_text="Cards in use by other jobs")
+    mapping = serializers.DictField(child=serializers.CharField(), default=dict, help_text="Your own placement: rank -> card id (evaluated as strategy 'user')")
+    seed = serializers.IntegerField(default=0)
+    ecmp = serializers.ChoiceField(ECMP_MODES, default="hash")
+
+
+RUN_PARAMS = {RunKind.HOP_STATS: NoParams, RunKind.COLLECTIVE: CollectiveParams, RunKind.PLACEMENT: PlacementParams}
 
 
 class RunCreateSerializer(serializers.Serializer):
@@ -117,3 +136,24 @@ class RunCancelApi(APIView):
     @extend_schema(request=None, responses={200: RunSerializer})
     def post(self, request, pk: int):
         return Response(RunSerializer(run_cancel(run=get_object_or_404(Run, pk=pk))).data)
+
+
+class RunPlacementExportApi(APIView):
+    """A placement run's chosen strategy as a rank -> card/host CSV, a Slurm hostlist or a
+    Slurm hostfile (`?strategy=aware&format=csv|hostlist|hostfile`)."""
+
+    @extend_schema(parameters=[OpenApiParameter("strategy", str), OpenApiParameter("format", str, enum=["csv", "hostlist", "hostfile"])])
+    def get(self, request, pk: int):
+        run = get_object_or_404(Run, pk=pk, kind=RunKind.PLACEMENT)
+        if run.status != "succeeded":
+            raise serializers.ValidationError({"run": f"Run {run.pk} has no placement yet ({run.status})."})
+        strategy = request.query_params.get("strategy") or run.result["best"]
+        if strategy not in run.result["results"]:
+            raise serializers.ValidationError({"strategy": f"Run {run.pk} has no {strategy!r} placement; it has {', '.join(run.result['results'])}."})
+        placement = placement_from_result(run.result["results"][strategy], run.detail["ranks"][strategy])
+        writer = {"csv": placement_csv, "hostlist": slurm_hostlist, "hostfile": slurm_hostfile}.get(request.query_params.get("format", "csv"))
+        if writer is None:
+            raise serializers.ValidationError({"format": "Expected csv, hostlist or hostfile."})
+        response = HttpResponse(writer(placement), content_type="text/csv" if writer is placement_csv else "text/plain")
+        response["Content-Disposition"] = f'attachment; filename="run-{run.pk}-{strategy}.{"csv" if writer is placement_csv else "txt"}"'
+        return response

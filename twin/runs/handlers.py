@@ -4,7 +4,7 @@ from dataclasses import dataclass
 
 from twin.fabrics.selectors import snapshot_spec_get
 from twin.simcore.hops import hop_statistics
-from twin.simulations.services import collective_simulate
+from twin.simulations.services import collective_simulate, job_from_params, placement_compare
 
 from .models import Run, RunKind
 
@@ -37,7 +37,20 @@ def collective(run: Run, on_progress: ProgressCallback) -> RunOutput:
     return RunOutput(result, detail)
 
 
+def placement(run: Run, on_progress: ProgressCallback) -> RunOutput:
+    on_progress(0.0, "Placing and simulating each strategy")
+    params = run.params
+    mapping = {int(rank): card for rank, card in params.get("mapping", {}).items()} or None
+    compared = placement_compare(
+        snapshot=run.snapshot, job=job_from_params(params["job"]), strategies=params["strategies"] + (["user"] if mapping else []),
+        busy_cards=params.get("busy_cards", []), mapping=mapping, seed=params.get("seed", 0), ecmp=params.get("ecmp", "hash"),
+    )
+    ranks = {strategy: result.pop("ranks") for strategy, result in compared["results"].items()}
+    return RunOutput(compared, {"ranks": ranks})
+
+
 RUN_HANDLERS: dict[str, Callable[[Run, ProgressCallback], RunOutput]] = {
     RunKind.HOP_STATS: hop_stats,
     RunKind.COLLECTIVE: collective,
+    RunKind.PLACEMENT: placement,
 }

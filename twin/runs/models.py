@@ -9,6 +9,7 @@ __all__ = ("RunKind", "RunStatus", "Run", "CellStatus", "RunCell")
 class RunKind(models.TextChoices):
     HOP_STATS = "hop_stats", _("Hop-distance statistics")
     COLLECTIVE = "collective", _("Collective simulation")
+    PLACEMENT = "placement", _("Job placement")
 
 
 class RunStatus(models.TextChoices):

@@ -248,12 +248,15 @@ def _group_distances(
         return distance
     to_attachment = csgraph.dijkstra(reversed_graph, indices=compact[attachment_nodes])
     row = {node: position for position, node in enumerate(attachment_nodes)}
-    # Most groups have one attachment (a card on one leaf): one gather for all of them.
-    first_rows = np.array([row[group[0][0]] for group in attachments], dtype=np.intp)
-    first_costs = np.array([group[0][1] for group in attachments])
-    transit_distance = to_attachment[first_rows] + first_costs[:, None]
-    for number, group in enumerate(attachments):
-        for node, arc_cost in group[1:]:
+    # Most groups have one attachment (a card on one leaf): one gather for all of them. Cards
+    # with no live link (their leaf failed) form a group with no attachment: unreachable.
+    attached = [number for number, group in enumerate(attachments) if group]
+    first_rows = np.array([row[attachments[number][0][0]] for number in attached], dtype=np.intp)
+    first_costs = np.array([attachments[number][0][1] for number in attached])
+    transit_distance = np.full((len(attachments), len(transit_nodes)), np.inf)
+    transit_distance[attached] = to_attachment[first_rows] + first_costs[:, None]
+    for number in attached:
+        for node, arc_cost in attachments[number][1:]:
             np.minimum(transit_distance[number], to_attachment[row[node]] + arc_cost, out=transit_distance[number])
     distance[:, transit_nodes] = transit_distance
     # A card (as a source) is as far as its best arc into the transit nodes.

@@ -6,9 +6,15 @@ from twin.fabrics.selectors import snapshot_spec_get
 from twin.simcore.algorithms import ALGORITHMS, COLLECTIVES
 from twin.simcore.calibrate import calibrate
 from twin.simcore.compile import ECMP_MODES
+from twin.operations.placement import STRATEGIES, Job, Placement, PlacementError, compare_placements
 from twin.simcore.simulate import simulate
 
-__all__ = ("COLLECTIVES", "ALGORITHMS", "ECMP_MODES", "collective_simulate", "fabric_calibrate")
+__all__ = (
+    "COLLECTIVES", "ALGORITHMS", "ECMP_MODES", "STRATEGIES", "collective_simulate", "fabric_calibrate",
+    "job_from_params", "placement_compare", "placement_from_result",
+)
+
+JOB_FIELDS = ("tp", "pp", "dp", "ep", "model_params", "bytes_per_param", "hidden_size", "seq_len", "layers", "micro_batches", "micro_batch_size", "group_bytes")
 
 
 def collective_simulate(
@@ -58,3 +64,27 @@ def fabric_calibrate(
     }
     fabric.save(update_fields=["transport", "calibration"])
     return fitted
+
+
+def job_from_params(params: dict) -> Job:
+    """A Job from run parameters or Job.to_dict() output (`world` is derived, not given)."""
+    return Job(**{key: value for key, value in params.items() if key in JOB_FIELDS})
+
+
+def placement_compare(*, snapshot: Snapshot, job: Job, strategies=("naive", "random", "aware"), busy_cards=(), mapping: dict | None = None, seed: int = 0, ecmp: str = "hash") -> dict:
+    """Each strategy's placement of `job` on the snapshot's free cards, evaluated by the core."""
+    spec = snapshot_spec_get(snapshot_id=snapshot.pk)
+    busy = set(busy_cards)
+    unknown = sorted(busy - {card.id for card in spec.cards()})
+    if unknown:
+        raise PlacementError(f"busy cards that {snapshot.fabric.name} v{snapshot.version} does not have", [repr(card) for card in unknown[:20]])
+    free = [card.id for card in spec.cards() if card.id not in busy] if busy else None
+    return compare_placements(spec, job, free=free, strategies=strategies, seed=seed, mapping=mapping, ecmp=ecmp)
+
+
+def placement_from_result(result: dict, ranks: list[dict]) -> Placement:
+    """Rebuild a stored placement (a run's result for one strategy plus its rank records)."""
+    return Placement(
+        strategy=result["strategy"], job=job_from_params(result["job"]), cards=tuple(r["card"] for r in ranks),
+        hosts=tuple(r["host"] for r in ranks), warnings=tuple(result.get("warnings", ())),
+    )

@@ -1,7 +1,12 @@
-// Test doubles for the injectable seams: timers and sockets. Nothing here is
-// bundled; only tests import it.
+// Test doubles for the injectable seams: timers, sockets, the JSON client.
+// Nothing here is bundled; only tests import it.
 
+import { numberFormatters } from "../format";
+import type { JsonClient } from "../http";
+import { translator } from "../i18n";
+import { LiveStatusMonitor } from "../liveStatus";
 import type { OpenSocket, SocketHandlers } from "../reconnectingSocket";
+import type { RunWidgetContext } from "../runWidget";
 import type { Timers } from "../timers";
 import type { XhrHandler, XhrLike } from "../upload/sendForm";
 
@@ -183,4 +188,87 @@ export const HOP_STATS_RESULT = {
   mean_hops: 3.3,
   diameter: 5,
   unreachable_pairs: 50,
+};
+
+/** A JsonClient whose answers the test scripts: per URL, else the default (pending forever unless set). */
+export class ScriptedApi implements JsonClient {
+  readonly posts: { url: string; body: unknown }[] = [];
+  readonly gets: string[] = [];
+  getAnswer: Promise<unknown> = new Promise(() => undefined);
+  postAnswer: Promise<unknown> = new Promise(() => undefined);
+  readonly getAnswers = new Map<string, Promise<unknown>>();
+  readonly postAnswers = new Map<string, Promise<unknown>>();
+
+  get(url: string): Promise<unknown> {
+    this.gets.push(url);
+    return this.getAnswers.get(url) ?? this.getAnswer;
+  }
+
+  post(url: string, body: unknown): Promise<unknown> {
+    this.posts.push({ url, body });
+    return this.postAnswers.get(url) ?? this.postAnswer;
+  }
+}
+
+/** A run widget context on fakes (English, wss://twin.example) with its API and timers. */
+export function runWidgetHarness(canCancel = false) {
+  const api = new ScriptedApi();
+  const timers = new FakeTimers();
+  let healthChecks = 0;
+  const liveStatus = new LiveStatusMonitor({
+    checkHealth: () => {
+      healthChecks += 1;
+      return Promise.resolve({ reachable: true, report: { redis: "ok" } });
+    },
+    showBanner: () => undefined,
+    timers,
+  });
+  const context: RunWidgetContext = {
+    doc: document,
+    t: translator("en"),
+    numbers: numberFormatters("en"),
+    http: api,
+    liveStatus,
+    pageLocation: { protocol: "https:", host: "twin.example" },
+    openSocket: FakeWebSocket.open,
+    timers,
+    canCancel,
+  };
+  return { api, timers, context, healthChecks: () => healthChecks };
+}
+
+/** Lets pending promise callbacks run. */
+export const settle = (): Promise<unknown> => new Promise((resolve) => setTimeout(resolve, 0));
+
+/** A run's POST /api/runs/ answer. */
+export function createdRun(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  const run = runSnapshot({ status: "pending", progress: 0, ...overrides });
+  return { ...run, url: `/api/runs/${String(run["id"])}/`, ws_url: `/ws/runs/${String(run["id"])}/` };
+}
+
+/** A collective result as twin/runs/handlers.py pushes it (per-link arrays kept in the run's detail). */
+export const COLLECTIVE_RESULT = {
+  collective: "allreduce",
+  algorithm: "in_switch",
+  ranks: 1024,
+  size_bytes: 342e6,
+  time_s: 0.008046,
+  algbw_GBps: 42.506,
+  busbw_GBps: 84.929,
+  latency_s: 0.000012,
+  bandwidth_s: 0.008034,
+  bound: "bandwidth",
+  bottleneck: { link_class: "card-leaf (scale-up)", domain: "scale-up", bound: "bandwidth", utilization: 0.85 },
+  max_link_utilization: 0.85,
+  hottest_links: [
+    { link: 3, from: "card-0", to: "leaf-0", class: "card-leaf (scale-up)", bytes: 684e6, utilization: 0.85 },
+    { link: 70, from: "leaf-0", to: "spine-1", class: "leaf-spine (scale-out)", bytes: 1.2e9, utilization: 0.4213 },
+  ],
+  phases: [{ name: "reduce up the tree", steps: 1, flows: 1024, bytes_per_flow: 342e6, slowest_rate_GBps: 42.5, step_s: 0.008046, time_s: 0.008046 }],
+  settings: { ecmp: "hash", seed: 0, channels: 1, transport: {} },
+  choice: {
+    reason: "in_switch is the fastest (8.05 ms) for 342 MB per rank on 1024 ranks, bandwidth-bound; then ring 13.7 ms",
+    candidates: { ring: 0.013671, in_switch: 0.008046, two_shot: 0.013702 },
+    skipped: { one_shot: "one_shot writes directly to peers: only inside a scale-up domain" },
+  },
 };

@@ -1,0 +1,111 @@
+// Draws a finished collective run's link utilisation on the fabric map: on
+// "succeeded" it fetches the run's detail (per-link arrays in the layout's link
+// order) and hands them to the map, with a "Showing … — Clear" note in
+// #map-overlay-note next to #fabric-map. One run at a time: a newer one replaces it.
+
+import { collectiveLinkUtilisation } from "./collective";
+import { element } from "./dom";
+import { describeRequestError, type JsonClient } from "./http";
+import type { Translate } from "./i18n";
+import type { TopologyMap } from "./map/topologyMap";
+import { runSubresourceUrl, type Run } from "./runState";
+
+/** The part of the map this needs; tests pass a fake. */
+export type UtilisationMap = Pick<TopologyMap, "setLinkUtilisation" | "clearOverlay">;
+
+export interface RunOverlayContext {
+  readonly doc: Document;
+  readonly t: Translate;
+  readonly http: JsonClient;
+  /** The page's map once it is drawn; null when there is none or it failed to load. */
+  readonly map: () => Promise<UtilisationMap | null>;
+}
+
+export interface RunOverlay {
+  /** A RunListener for collective run widgets. */
+  offer(run: Run, runUrl: string): void;
+  /** Removes the overlay and the note; a detail still on its way is ignored. */
+  clear(): void;
+}
+
+export function runOverlay(context: RunOverlayContext): RunOverlay {
+  const { doc, t, http } = context;
+  let request = 0; // bumped per fetch, so only the newest answer is drawn
+  let requestedRun: number | null = null;
+  let shownOn: UtilisationMap | null = null;
+
+  const note = (): HTMLElement | null => {
+    const existing = doc.getElementById("map-overlay-note");
+    if (existing !== null) {
+      return existing;
+    }
+    const created = element(doc, "p", { id: "map-overlay-note", class: "map-overlay-note", role: "status" });
+    const host = doc.getElementById("fabric-map");
+    if (host === null) {
+      return null;
+    }
+    host.after(created);
+    return created;
+  };
+
+  const say = (className: string, children: readonly (Node | string)[]): void => {
+    const target = note();
+    if (target !== null) {
+      target.className = `map-overlay-note ${className}`.trim();
+      target.replaceChildren(...children);
+      target.hidden = false;
+    }
+  };
+
+  const clear = (): void => {
+    request += 1;
+    requestedRun = null;
+    shownOn?.clearOverlay("utilisation");
+    shownOn = null;
+    const target = doc.getElementById("map-overlay-note");
+    if (target !== null) {
+      target.replaceChildren();
+      target.hidden = true;
+    }
+  };
+
+  const show = (run: Run, runUrl: string, token: number): Promise<void> =>
+    context.map().then(async (map) => {
+      if (map === null || token !== request) {
+        return;
+      }
+      const values = collectiveLinkUtilisation(await http.get(runSubresourceUrl(runUrl, "detail")));
+      if (token !== request) {
+        return;
+      }
+      if (values === null) {
+        say("muted", [t("mapOverlay.noData", { id: run.id })]);
+        return;
+      }
+      if (shownOn !== null && shownOn !== map) {
+        shownOn.clearOverlay("utilisation");
+      }
+      map.setLinkUtilisation({ values });
+      shownOn = map;
+      const clearButton = element(doc, "button", { type: "button", class: "btn btn-small" }, [t("mapOverlay.clear")]);
+      clearButton.addEventListener("click", clear);
+      say("", [t("mapOverlay.showing", { id: run.id }), " ", clearButton]);
+    });
+
+  return {
+    offer(run, runUrl) {
+      if (run.kind !== "collective" || run.status !== "succeeded" || runUrl === "" || run.id === requestedRun) {
+        return;
+      }
+      requestedRun = run.id;
+      request += 1;
+      const token = request;
+      show(run, runUrl, token).catch((error: unknown) => {
+        if (token === request) {
+          say("error-text", [t("mapOverlay.failed", { id: run.id, detail: describeRequestError(error, t) })]);
+        }
+      });
+    },
+    clear,
+  };
+}

@@ -1,0 +1,53 @@
+"""Job placement from the command line and as a background run, with its exports."""
+import csv
+import io
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from twin.runs.models import Run, RunKind, RunStatus
+from twin.runs.services import run_execute
+
+pytestmark = pytest.mark.django_db
+
+
+def test_place_command_ranks_aware_first(small_snapshot, capsys):
+    call_command("place", "--fabric", "small", "--tp", "8", "--dp", "8", "--json")
+    summary = json.loads(capsys.readouterr().out)
+    times = {name: s["communication_time_s"] for name, s in summary["strategies"].items()}
+    assert set(times) == {"naive", "random", "aware"}
+    assert times["aware"] <= times["naive"] and times["aware"] < times["random"]
+    with pytest.raises(CommandError, match="65|64|more"):
+        call_command("place", "--fabric", "small", "--tp", "8", "--dp", "9")
+
+
+def test_placement_run_and_exports(operator_client, small_snapshot):
+    params = {"job": {"tp": 8, "dp": 4}, "busy_cards": ["card-0001", "card-0002"], "mapping": {str(r): f"card-{r + 33:04d}" for r in range(32)}}
+    response = operator_client.post("/api/runs/", {"kind": "placement", "snapshot": small_snapshot.pk, "params": params}, content_type="application/json")
+    assert response.status_code == 201, response.content
+    run_execute(run_id=response.json()["id"])
+    run = Run.objects.get(pk=response.json()["id"])
+    assert run.status == RunStatus.SUCCEEDED, run.error
+    assert set(run.result["results"]) == {"naive", "random", "aware", "user"}
+    assert "ranks" not in run.result["results"]["aware"] and len(run.detail["ranks"]["aware"]) == 32
+    used = {record["card"] for record in run.detail["ranks"]["aware"]}
+    assert not used & {"card-0001", "card-0002"}  # busy cards stay free of this job
+    exported = operator_client.get(f"/api/runs/{run.pk}/placement/", {"strategy": "aware", "format": "csv"})
+    rows = list(csv.DictReader(io.StringIO(exported.content.decode())))
+    assert len(rows) == 32 and rows[0]["rank"] == "0"
+    hostlist = operator_client.get(f"/api/runs/{run.pk}/placement/", {"strategy": "user", "format": "hostlist"}).content.decode()
+    assert hostlist.startswith("host-") and "[" in hostlist
+    assert operator_client.get(f"/api/runs/{run.pk}/placement/", {"strategy": "nope"}).status_code == 400
+
+
+def test_placement_params_are_checked(operator_client, small_snapshot):
+    bad = operator_client.post("/api/runs/", {"kind": "placement", "snapshot": small_snapshot.pk, "params": {"job": {"tp": 0, "dp": 4}}}, content_type="application/json")
+    assert bad.status_code == 400 and "params" in bad.json()
+
+
+def test_unknown_busy_card_fails_the_run_clearly(small_snapshot):
+    run = Run.objects.create(kind=RunKind.PLACEMENT, snapshot=small_snapshot, params={"job": {"tp": 8, "dp": 2}, "strategies": ["naive"], "busy_cards": ["ghost"]})
+    run_execute(run_id=run.pk)
+    run.refresh_from_db()
+    assert run.status == RunStatus.FAILED and "ghost" in run.error

@@ -1,0 +1,53 @@
+"""Place a parallel job on a fabric with each strategy and print its communication time."""
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from twin.fabrics.models import Fabric
+from twin.simcore.errors import TwinCoreError
+from twin.simulations.services import job_from_params, placement_compare
+
+
+class Command(BaseCommand):
+    help = "Compare naive, random and topology-aware placements of a TP x PP x DP job (per-step communication time)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--fabric", required=True)
+        parser.add_argument("--tp", type=int, required=True)
+        parser.add_argument("--pp", type=int, default=1)
+        parser.add_argument("--dp", type=int, required=True)
+        parser.add_argument("--ep", type=int, default=1)
+        parser.add_argument("--model-params", type=float, help="Model size in parameters, e.g. 175e9 (default: the article's 175B)")
+        parser.add_argument("--busy", default="", help="Comma-separated cards in use by other jobs")
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--json", action="store_true", dest="as_json")
+
+    def handle(self, *args, fabric, tp, pp, dp, ep, model_params, busy, seed, as_json, **options):
+        found = Fabric.objects.filter(name=fabric).first()
+        snapshot = found.latest_snapshot() if found else None
+        if snapshot is None:
+            raise CommandError(f"No fabric named {fabric!r} with a discovered snapshot.")
+        try:
+            job = job_from_params({"tp": tp, "pp": pp, "dp": dp, "ep": ep, "model_params": model_params})
+            compared = placement_compare(snapshot=snapshot, job=job, busy_cards=[card for card in busy.split(",") if card], seed=seed)
+        except TwinCoreError as error:
+            raise CommandError(str(error)) from error
+        if as_json:
+            summary = {
+                "fabric": found.name, "snapshot": snapshot.version, "job": compared["job"], "best": compared["best"], "ranking": compared["ranking"],
+                "strategies": {
+                    name: {"communication_time_s": result["communication_time_s"], "warnings": result["warnings"],
+                           "dimensions": {dim: {key: value for key, value in d.items() if key not in ("hottest_links",)} for dim, d in result["dimensions"].items()}}
+                    for name, result in compared["results"].items()
+                },
+            }
+            self.stdout.write(json.dumps(summary, indent=2))
+            return
+        self.stdout.write(f"TP={tp} x PP={pp} x DP={dp} on {found.name} v{snapshot.version}: per-step communication time")
+        for name in compared["ranking"]:
+            result = compared["results"][name]
+            parts = ", ".join(f"{dim} {d['time_s'] * 1e3:.1f} ms" for dim, d in result["dimensions"].items())
+            marker = "  <- best" if name == compared["best"] else ""
+            self.stdout.write(f"  {name:<7} {result['communication_time_s'] * 1e3:10.1f} ms  ({parts}){marker}")
+            for warning in result["warnings"]:
+                self.stdout.write(self.style.WARNING(f"          {warning}"))

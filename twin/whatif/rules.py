@@ -1,0 +1,492 @@
+"""Design rules of a fabric: what a staged what-if needs to rebuild it at another size.
+
+``design_rules(spec)`` reads them from the design keys a generator wrote into
+``spec.attrs`` (``twin.simcore.generate``) and infers the rest from the graph
+(most common value wins, so a few odd links do not decide); ``inferred`` says
+for every rule where its value came from, so the user can check it and
+override it with ``with_overrides``. A ``DesignRules`` is always valid: it
+checks itself on construction and raises ``WhatIfError`` listing every
+impossible value.
+
+Sizing follows MODELLING.md section 7: a leaf of radix k at r:1 has
+``d = round(k r / (r + 1))`` ports down and ``u = k - d`` up; 2 tiers hold
+``k d`` cards, 3 tiers ``k (k / 2) d`` (``capacity``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict, dataclass, field, fields, replace
+from typing import Any
+
+from twin.simcore.model import MAX_LINK_GBPS, FabricSpec, LinkSpec, NodeSpec
+from twin.whatif.errors import WhatIfError
+
+__all__ = ["DESIGNS", "MAX_TIERS", "DesignRules", "design_rules", "tiers_needed"]
+
+DESIGNS = ("fat-tree", "rail", "supernodes")
+"""Base designs a snapshot can follow: one fat-tree ICN, rail-optimised, K super-nodes."""
+
+MAX_TIERS = 3
+"""Most switch tiers the generators build (leaf, spine, core)."""
+
+# Generator defaults (twin.simcore.generate), used when a snapshot does not say.
+_DEFAULTS: dict[str, Any] = {
+    "cards_per_host": 8,
+    "switch_latency_ns": 100.0,
+    "nvlink_gbps": 3600.0,
+    "servers_per_unit": 32,
+    "scale_out_gbps": 200.0,
+    "scale_out_radix": 64,
+    "scale_out_oversubscription": 1.0,
+    "scale_out_cable_latency_ns": 50.0,
+    "scale_out_switch_latency_ns": 300.0,
+}
+
+
+@dataclass(frozen=True)
+class DesignRules:
+    """How a fabric is built; see the module docstring and docs/whatif.md.
+
+    ``design``: one of ``DESIGNS``. ``cards``: cards in the snapshot (the 1x
+    size). ``switch_radix``, ``tiers`` and ``oversubscription`` (r:1 at the
+    leaf) describe the ICN fat-tree, ``link_gbps`` and the latencies its links
+    and switches; ``cards_per_host`` is also the rail count of a rail design.
+    ``nvlink_gbps``: the in-server NVLink of a rail design. ``supernodes``:
+    super-nodes in the snapshot. ``scale_out_*``: the network joining
+    super-nodes. ``max_tiers``: most tiers a stage may use (2 forbids a core
+    tier). ``inferred``: rule name -> where its value came from.
+    """
+
+    design: str
+    cards: int
+    cards_per_host: int
+    switch_radix: int
+    tiers: int
+    oversubscription: float
+    link_gbps: float
+    cable_latency_ns: float
+    switch_latency_ns: float
+    nvlink_gbps: float
+    servers_per_unit: int
+    supernodes: int
+    scale_out_gbps: float
+    scale_out_radix: int
+    scale_out_oversubscription: float
+    scale_out_cable_latency_ns: float
+    scale_out_switch_latency_ns: float
+    max_tiers: int = MAX_TIERS
+    inferred: Mapping[str, str] = field(default_factory=dict, compare=False)
+
+    def __post_init__(self) -> None:
+        problems = list(_problems(self))
+        if problems:
+            raise WhatIfError("impossible design rules", problems)
+
+    @property
+    def leaf_ports_down(self) -> int:
+        """Ports of a leaf going down to cards: ``round(k r / (r + 1))``."""
+        return _ports_down(self.switch_radix, self.oversubscription)
+
+    @property
+    def leaf_ports_up(self) -> int:
+        return self.switch_radix - self.leaf_ports_down
+
+    @property
+    def rails(self) -> int:
+        """Rails of a rail-optimised design: one per card of a server."""
+        return self.cards_per_host
+
+    def capacity(self, tiers: int) -> int:
+        """Most cards ``tiers`` tiers of these switches hold (MODELLING.md section 7)."""
+        return _capacity(self.switch_radix, self.leaf_ports_down, tiers)
+
+    def with_overrides(self, **overrides: Any) -> DesignRules:
+        """A copy with ``overrides`` applied (marked ``"override"`` in ``inferred``).
+
+        Raises ``WhatIfError`` naming unknown rules, values of the wrong type
+        and impossible values.
+
+        >>> from twin.simcore.generate import fat_tree
+        >>> rules = design_rules(fat_tree(endpoints=64, radix=16))
+        >>> rules.with_overrides(oversubscription=3).leaf_ports_down
+        12
+        """
+        known = {item.name for item in fields(self)} - {"inferred"}
+        unknown = sorted(set(overrides) - known)
+        if unknown:
+            raise WhatIfError(
+                f"unknown design rules {', '.join(unknown)}; expected some of {', '.join(sorted(known))}"
+            )
+        problems, converted = [], {}
+        for name, value in overrides.items():
+            try:
+                converted[name] = _CONVERTERS[name](value)
+            except (TypeError, ValueError):
+                problems.append(f"{name} = {value!r}: expected {_EXPECTED[name]}")
+        if problems:
+            raise WhatIfError("cannot read the overrides", problems)
+        return replace(self, **converted, inferred={**self.inferred, **dict.fromkeys(converted, "override")})
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain, JSON-ready form; ``from_dict`` reads it back."""
+        plain = asdict(self)
+        plain["inferred"] = dict(self.inferred)
+        return plain
+
+    @classmethod
+    def from_dict(cls, plain: Mapping[str, Any]) -> DesignRules:
+        """Inverse of ``to_dict``; raises ``WhatIfError`` on missing or unknown keys."""
+        names = {item.name for item in fields(cls)}
+        required = {item.name for item in fields(cls) if item.name not in ("max_tiers", "inferred")}
+        missing, unknown = sorted(required - set(plain)), sorted(set(plain) - names)
+        if missing or unknown:
+            raise WhatIfError(
+                "design rules do not have the expected keys",
+                [f"missing {name}" for name in missing] + [f"unknown {name}" for name in unknown],
+            )
+        problems, converted = [], {}
+        for name, value in plain.items():
+            if name == "inferred":
+                converted[name] = dict(value)
+                continue
+            try:
+                converted[name] = _CONVERTERS[name](value)
+            except (TypeError, ValueError):
+                problems.append(f"{name} = {value!r}: expected {_EXPECTED[name]}")
+        if problems:
+            raise WhatIfError("cannot read the design rules", problems)
+        return cls(**converted)
+
+
+def tiers_needed(cards: int, radix: int, ports_down: int) -> int:
+    """Fewest tiers (2 or more) whose capacity holds ``cards``; may exceed ``MAX_TIERS``.
+
+    >>> [tiers_needed(cards, 64, 32) for cards in (1024, 2048, 4096, 65536, 65537)]
+    [2, 2, 3, 3, 4]
+    """
+    tiers = 2
+    while cards > _capacity(radix, ports_down, tiers):
+        tiers += 1
+    return tiers
+
+
+def design_rules(spec: FabricSpec) -> DesignRules:
+    """Design rules of ``spec``: its design attrs first, else inferred from the graph.
+
+    Raises ``WhatIfError`` when the fabric has no cards or the rules found are
+    impossible (the message names each one and where it came from).
+
+    >>> from twin.simcore.generate import supernode
+    >>> rules = design_rules(supernode())
+    >>> rules.design, rules.cards, rules.tiers, rules.leaf_ports_down, rules.inferred["tiers"]
+    ('fat-tree', 1024, 2, 32, 'graph: 2 switch tiers (leaf, spine)')
+    """
+    graph = _Graph(spec)
+    found: dict[str, Any] = {}
+    inferred: dict[str, str] = {}
+
+    def take(name: str, attr_key: str, from_graph: Callable[[], tuple[Any, str] | None]) -> None:
+        stored = spec.attrs.get(attr_key)
+        if stored is not None:
+            found[name], inferred[name] = stored, f'fabric attrs["{attr_key}"]'
+            return
+        guess = from_graph()
+        if guess is None:
+            found[name], inferred[name] = _DEFAULTS[name], "default (the snapshot does not say)"
+        else:
+            found[name], inferred[name] = guess
+
+    found["design"], inferred["design"] = _design(spec, graph)
+    found["cards"], inferred["cards"] = len(graph.cards), f"graph: {len(graph.cards):,} cards"
+    take("cards_per_host", "cards_per_host", graph.cards_per_host)
+    take("switch_radix", "switch_radix", lambda: graph.radix(graph.main))
+    take("tiers", "tiers", lambda: graph.tiers(graph.main))
+    if "oversubscription" in spec.attrs:
+        take("oversubscription", "oversubscription", lambda: None)
+    elif "leaf_ports_down" in spec.attrs and "leaf_ports_up" in spec.attrs:
+        down, up = spec.attrs["leaf_ports_down"], spec.attrs["leaf_ports_up"]
+        found["oversubscription"] = max(1.0, down / up)
+        inferred["oversubscription"] = 'fabric attrs["leaf_ports_down"] / attrs["leaf_ports_up"]'
+    else:
+        found["oversubscription"], inferred["oversubscription"] = graph.oversubscription(graph.main)
+    take("link_gbps", "link_gbps", lambda: graph.card_link_gbps(graph.main))
+    take("cable_latency_ns", "cable_latency_ns", lambda: graph.cable_latency(graph.main))
+    take("switch_latency_ns", "switch_latency_ns", lambda: graph.switch_latency(graph.main))
+    take("nvlink_gbps", "nvlink_gbps", graph.nvlink_gbps)
+    take("servers_per_unit", "servers_per_unit", lambda: None)
+    take("supernodes", "supernodes", graph.supernodes)
+    other = graph.other
+    take("scale_out_gbps", "scale_out_gbps", lambda: other and graph.card_link_gbps(other))
+    take("scale_out_radix", "scale_out_radix", lambda: other and graph.radix(other))
+    take(
+        "scale_out_oversubscription",
+        "scale_out_oversubscription",
+        lambda: other and graph.oversubscription(other),
+    )
+    take("scale_out_cable_latency_ns", "scale_out_cable_latency_ns", lambda: other and graph.cable_latency(other))
+    take(
+        "scale_out_switch_latency_ns",
+        "scale_out_switch_latency_ns",
+        lambda: other and graph.switch_latency(other),
+    )
+    if found["tiers"] < 2:
+        found["tiers"], inferred["tiers"] = 2, inferred["tiers"] + "; a single switch grows as 2 tiers"
+    if found["nvlink_gbps"] is None:  # a rail design generated without NVLink
+        found["nvlink_gbps"], inferred["nvlink_gbps"] = _DEFAULTS["nvlink_gbps"], "default (the snapshot has none)"
+    problems, converted = [], {}
+    for name, value in found.items():
+        try:
+            converted[name] = _CONVERTERS[name](value)
+        except (TypeError, ValueError):
+            problems.append(f"{name} = {value!r} ({inferred[name]}): expected {_EXPECTED[name]}")
+    if problems:
+        raise WhatIfError(f"cannot read the design rules of fabric {spec.name!r}", problems)
+    try:
+        return DesignRules(**converted, inferred=inferred)
+    except WhatIfError as error:
+        # Every problem starts with the rule's name: say where its value came from.
+        sourced = [f"{problem} (from {inferred.get(problem.split(' ', 1)[0], 'the defaults')})" for problem in error.problems]
+        raise WhatIfError(f"fabric {spec.name!r} has impossible design rules", sourced) from None
+
+
+# -- validation -------------------------------------------------------------------------------
+
+
+def _integer(value: Any) -> int:
+    if isinstance(value, bool):
+        raise TypeError("a boolean is not a count")
+    number = float(value)
+    if not number.is_integer():
+        raise ValueError(f"{value!r} is not a whole number")
+    return int(number)
+
+
+def _number(value: Any) -> float:
+    if isinstance(value, bool):
+        raise TypeError("a boolean is not a number")
+    return float(value)
+
+
+def _design_name(value: Any) -> str:
+    if value not in DESIGNS:
+        raise ValueError(value)
+    return str(value)
+
+
+_CONVERTERS: dict[str, Callable[[Any], Any]] = {
+    "design": _design_name,
+    **dict.fromkeys(
+        ("cards", "cards_per_host", "switch_radix", "tiers", "servers_per_unit", "supernodes", "scale_out_radix", "max_tiers"),
+        _integer,
+    ),
+    **dict.fromkeys(
+        (
+            "oversubscription",
+            "link_gbps",
+            "cable_latency_ns",
+            "switch_latency_ns",
+            "nvlink_gbps",
+            "scale_out_gbps",
+            "scale_out_oversubscription",
+            "scale_out_cable_latency_ns",
+            "scale_out_switch_latency_ns",
+        ),
+        _number,
+    ),
+}
+_EXPECTED = {
+    name: "one of " + ", ".join(DESIGNS)
+    if name == "design"
+    else "a whole number"
+    if converter is _integer
+    else "a number"
+    for name, converter in _CONVERTERS.items()
+}
+
+
+def _problems(rules: DesignRules) -> Iterable[str]:
+    for name in ("cards", "cards_per_host", "servers_per_unit", "supernodes"):
+        if getattr(rules, name) < 1:
+            yield f"{name} = {getattr(rules, name)}: expected at least 1"
+    for name in ("link_gbps", "nvlink_gbps", "scale_out_gbps"):
+        value = getattr(rules, name)
+        if not (math.isfinite(value) and 0 < value <= MAX_LINK_GBPS):
+            yield f"{name} = {value}: expected a positive number of Gb/s, at most {MAX_LINK_GBPS:,.0f}"
+    for name in ("cable_latency_ns", "switch_latency_ns", "scale_out_cable_latency_ns", "scale_out_switch_latency_ns"):
+        value = getattr(rules, name)
+        if not (math.isfinite(value) and value >= 0):
+            yield f"{name} = {value}: expected a non-negative number of ns"
+    for prefix, radix, ratio in (
+        ("", rules.switch_radix, rules.oversubscription),
+        ("scale_out_", rules.scale_out_radix, rules.scale_out_oversubscription),
+    ):
+        yield from _radix_problems(prefix, radix, ratio)
+    if not 2 <= rules.max_tiers <= MAX_TIERS:
+        yield f"max_tiers = {rules.max_tiers}: expected 2 or {MAX_TIERS} (the generators build leaf, spine and core)"
+    if not 2 <= rules.tiers <= MAX_TIERS:
+        yield f"tiers = {rules.tiers}: expected 2 or {MAX_TIERS}"
+    elif rules.tiers > rules.max_tiers:
+        yield f"tiers = {rules.tiers} but max_tiers = {rules.max_tiers}: the snapshot already has more tiers than allowed"
+
+
+def _radix_problems(prefix: str, radix: int, ratio: float) -> Iterable[str]:
+    if not (math.isfinite(ratio) and ratio >= 1):
+        yield (
+            f"{prefix}oversubscription = {ratio}: expected a ratio of at least 1 "
+            "(1 is non-blocking, 3 means three times more bandwidth down than up)"
+        )
+        return
+    if radix < 2 or radix % 2:
+        yield (
+            f"{prefix}switch_radix = {radix}: too small or odd for even one tier; "
+            "expected an even port count of at least 2 (ports down and up)"
+            if not prefix
+            else f"{prefix}radix = {radix}: expected an even port count of at least 2"
+        )
+        return
+    down = _ports_down(radix, ratio)
+    if down >= radix:
+        yield f"{prefix}oversubscription {ratio}:1 leaves no uplink on a radix-{radix} leaf; expected a smaller ratio or a larger radix"
+
+
+def _ports_down(radix: int, ratio: float) -> int:
+    return round(radix * ratio / (ratio + 1))
+
+
+def _capacity(radix: int, ports_down: int, tiers: int) -> int:
+    # 2 tiers: k leaves; each further tier multiplies the leaves by k/2 (pods of k/2 leaves).
+    return radix * (radix // 2) ** (tiers - 2) * ports_down
+
+
+# -- inference from the graph ------------------------------------------------------------------
+
+
+def _most_common(values: Iterable[Any]) -> tuple[Any, int] | None:
+    counts = Counter(values).most_common(1)
+    return counts[0] if counts else None
+
+
+class _Graph:
+    """The snapshot's cards, switches and links, split into the ICN and the other network.
+
+    ``main`` is the domain the cards' fabric links are in (scale-up if any card
+    has a scale-up link to a switch other than an in-server NVSwitch, else
+    scale-out); ``other`` the other domain if it has switches, else ``None``.
+    """
+
+    def __init__(self, spec: FabricSpec) -> None:
+        self.spec = spec
+        self.cards = spec.cards()
+        if not self.cards:
+            raise WhatIfError(
+                f"fabric {spec.name!r} has no cards (nodes of kind \"card\"); a what-if grows the cards "
+                "of a snapshot, so upload one that has them"
+            )
+        self.nodes = {node.id: node for node in spec.nodes}
+        self.card_ids = {card.id for card in self.cards}
+
+        def is_fabric_switch(node_id: str) -> bool:
+            node = self.nodes.get(node_id)
+            return node is not None and node.kind == "switch" and node.attrs.get("role") != "nvswitch"
+
+        self.card_links: dict[str, list[tuple[LinkSpec, str]]] = {"scale-up": [], "scale-out": []}
+        self.switch_links: dict[str, list[LinkSpec]] = {"scale-up": [], "scale-out": []}
+        for link in spec.links:
+            if link.domain not in self.card_links:
+                continue
+            a_card, b_card = link.a in self.card_ids, link.b in self.card_ids
+            if a_card != b_card and is_fabric_switch(link.b if a_card else link.a):
+                self.card_links[link.domain].append((link, link.b if a_card else link.a))
+            elif is_fabric_switch(link.a) and is_fabric_switch(link.b):
+                self.switch_links[link.domain].append(link)
+        self.main = "scale-up" if self.card_links["scale-up"] else "scale-out"
+        other = "scale-out" if self.main == "scale-up" else "scale-up"
+        self.other = other if self.card_links[other] else None
+
+    def switches(self, domain: str) -> list[NodeSpec]:
+        ids = {switch for _, switch in self.card_links[domain]}
+        ids |= {end for link in self.switch_links[domain] for end in (link.a, link.b)}
+        return [self.nodes[node_id] for node_id in sorted(ids)]
+
+    def cards_per_host(self) -> tuple[int, str] | None:
+        common = _most_common(card.host for card in self.cards if card.host)
+        return None if common is None else (common[1], f"graph: most common cards per host ({common[1]})")
+
+    def radix(self, domain: str) -> tuple[int, str] | None:
+        switches = self.switches(domain)
+        declared = _most_common(switch.radix for switch in switches if switch.radix)
+        if declared:
+            return declared[0], f"graph: most common {domain} switch radix"
+        used = Counter()
+        for link, switch in self.card_links[domain]:
+            used[switch] += 1
+        for link in self.switch_links[domain]:
+            used[link.a] += 1
+            used[link.b] += 1
+        if not used:
+            return None
+        most = max(used.values())
+        return most + most % 2, f"graph: most ports used by a {domain} switch ({most}), rounded up to even"
+
+    def tiers(self, domain: str) -> tuple[int, str] | None:
+        tiers = sorted({switch.tier for switch in self.switches(domain)}, key=("leaf", "spine", "core").index)
+        return (len(tiers), f"graph: {len(tiers)} switch tiers ({', '.join(tiers)})") if tiers else None
+
+    def oversubscription(self, domain: str) -> tuple[float, str] | None:
+        down, up = Counter(), Counter()
+        for _, switch in self.card_links[domain]:
+            down[switch] += 1
+        for link in self.switch_links[domain]:
+            for end in (link.a, link.b):
+                if end in down:
+                    up[end] += 1
+        if not down:
+            return None
+        fullest = max(down, key=lambda leaf: (down[leaf], leaf))
+        if not up[fullest]:
+            return 1.0, "graph: the fullest leaf has no uplinks; taken as non-blocking"
+        ratio = down[fullest] / up[fullest]
+        note = "" if ratio >= 1 else "; below 1:1, taken as non-blocking"
+        return max(1.0, ratio), f"graph: fullest leaf has {down[fullest]} ports down, {up[fullest]} up{note}"
+
+    def card_link_gbps(self, domain: str) -> tuple[float, str] | None:
+        common = _most_common(link.bandwidth_gbps for link, _ in self.card_links[domain])
+        return None if common is None else (common[0], f"graph: most common {domain} card-link bandwidth")
+
+    def cable_latency(self, domain: str) -> tuple[float, str] | None:
+        links = [link for link, _ in self.card_links[domain]] + self.switch_links[domain]
+        common = _most_common(link.latency_ns for link in links)
+        return None if common is None else (common[0], f"graph: most common {domain} link latency")
+
+    def switch_latency(self, domain: str) -> tuple[float, str] | None:
+        common = _most_common(
+            switch.attrs["forwarding_latency_ns"]
+            for switch in self.switches(domain)
+            if "forwarding_latency_ns" in switch.attrs
+        )
+        return None if common is None else (common[0], f"graph: most common {domain} forwarding latency")
+
+    def nvlink_gbps(self) -> tuple[float, str] | None:
+        common = _most_common(
+            link.bandwidth_gbps for link in self.spec.links if link.attrs.get("medium") == "nvlink"
+        )
+        return None if common is None else (common[0], "graph: most common NVLink bandwidth")
+
+    def supernodes(self) -> tuple[int, str]:
+        labels = {card.attrs.get("supernode") for card in self.cards} - {None}
+        return max(1, len(labels)), f"graph: {max(1, len(labels))} distinct card attrs[\"supernode\"]"
+
+
+def _design(spec: FabricSpec, graph: _Graph) -> tuple[str, str]:
+    stored = str(spec.attrs.get("design", ""))
+    for design, marker in (("rail", "rail"), ("supernodes", "super-nodes"), ("fat-tree", "fat-tree"), ("fat-tree", "leaf-spine")):
+        if marker in stored:
+            return design, f'fabric attrs["design"] ({stored!r})'
+    if any(node.attrs.get("role") == "nvswitch" for node in spec.switches()):
+        return "rail", "graph: cards have an in-server NVSwitch"
+    if graph.supernodes()[0] > 1:
+        return "supernodes", "graph: cards belong to several super-nodes"
+    return "fat-tree", "graph: one switch network, no NVSwitch, one super-node"
