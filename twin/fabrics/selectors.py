@@ -1,4 +1,6 @@
 """Reads of fabrics. `snapshot_spec_get` is the one place that turns rows into core plain data."""
+import functools
+
 from django.db.models import Q, QuerySet
 
 from twin.common.errors import ApplicationError
@@ -21,7 +23,18 @@ def fabric_list() -> QuerySet[Fabric]:
 
 
 def snapshot_spec_get(*, snapshot_id: int) -> FabricSpec:
-    """The snapshot as the core's FabricSpec (raises Snapshot.DoesNotExist)."""
+    """The snapshot as the core's FabricSpec (raises Snapshot.DoesNotExist).
+
+    Snapshots never change, so the last few read are kept in memory: the cells of a fanned-out
+    run on one worker read the same snapshot many times. The key includes the creation time, so
+    a reused id (a test database rolled back) never returns another snapshot's fabric.
+    """
+    snapshot = Snapshot.objects.select_related("fabric").get(pk=snapshot_id)
+    return snapshot_spec_cached(snapshot.pk, snapshot.created_at.isoformat())
+
+
+@functools.lru_cache(maxsize=2)
+def snapshot_spec_cached(snapshot_id: int, created_at: str) -> FabricSpec:
     snapshot = Snapshot.objects.select_related("fabric").get(pk=snapshot_id)
     key_by_pk: dict[int, str] = {}
     nodes = []

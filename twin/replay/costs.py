@@ -34,7 +34,9 @@ from twin.simcore.model import FabricSpec
 from twin.simcore.simulate import Simulator
 from twin.simcore.transport import Transport, transport_for
 
-__all__ = ["FLOW", "NOTHING", "CostModel", "EventCost", "ReplayOptions"]
+__all__ = ["FLOW", "NOTHING", "ORDERINGS", "CostModel", "EventCost", "ReplayOptions"]
+
+ORDERINGS = ("communicator", "rank")
 
 FLOW = "flow"
 """``EventCost.algorithm`` of a point-to-point flow."""
@@ -49,15 +51,25 @@ class ReplayOptions:
     ``transport``: overrides on top of the fabric's stored transport, in
     ``Transport.to_dict()`` shape; ``ecmp``: ``"hash"``, ``"spray"`` or
     ``"pinned"``; ``seed`` of the ECMP hash; ``channels`` per rank pair.
+    ``ordering``: what an event queues on, ``"communicator"`` or ``"rank"``
+    (``twin.replay.engine``).
     """
 
     transport: Mapping[str, Any] | None = None
     ecmp: str = "hash"
     seed: int = 0
     channels: int = 1
+    ordering: str = "communicator"
+
+    def __post_init__(self) -> None:
+        if self.ordering not in ORDERINGS:
+            raise TwinCoreError(f"ordering {self.ordering!r}; expected one of {', '.join(ORDERINGS)}")
 
     def to_plain(self) -> dict[str, Any]:
-        return {"transport": dict(self.transport or {}), "ecmp": self.ecmp, "seed": self.seed, "channels": self.channels}
+        return {
+            "transport": dict(self.transport or {}), "ecmp": self.ecmp, "seed": self.seed,
+            "channels": self.channels, "ordering": self.ordering,
+        }  # fmt: skip
 
 
 @dataclass(frozen=True, eq=False)

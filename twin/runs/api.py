@@ -72,7 +72,24 @@ class PlacementParams(serializers.Serializer):
     ecmp = serializers.ChoiceField(ECMP_MODES, default="hash")
 
 
-RUN_PARAMS = {RunKind.HOP_STATS: NoParams, RunKind.COLLECTIVE: CollectiveParams, RunKind.PLACEMENT: PlacementParams}
+class WorkloadParams(serializers.Serializer):
+    collective = serializers.ChoiceField(COLLECTIVES, default="allreduce")
+    size_bytes = serializers.FloatField(min_value=1, max_value=1e15, default=float(1 << 30))
+    algorithm = serializers.ChoiceField(("auto", *ALGORITHMS), default="ring")
+
+
+class FailureParams(serializers.Serializer):
+    elements = serializers.ListField(child=serializers.CharField(), default=list, help_text="Fail these together: switch ids or link:<index>")
+    worst = serializers.ChoiceField(("switch", "leaf", "link"), required=False, help_text="Or search the worst single failure of this kind")
+    workload = WorkloadParams(default=dict)
+
+    def validate(self, data: dict) -> dict:
+        if bool(data["elements"]) == bool(data.get("worst")):
+            raise serializers.ValidationError("Give either elements to fail together or a kind to search the worst single failure of.")
+        return data
+
+
+RUN_PARAMS = {RunKind.HOP_STATS: NoParams, RunKind.COLLECTIVE: CollectiveParams, RunKind.PLACEMENT: PlacementParams, RunKind.FAILURES: FailureParams}
 
 
 class RunCreateSerializer(serializers.Serializer):

@@ -10,6 +10,7 @@ class RunKind(models.TextChoices):
     HOP_STATS = "hop_stats", _("Hop-distance statistics")
     COLLECTIVE = "collective", _("Collective simulation")
     PLACEMENT = "placement", _("Job placement")
+    FAILURES = "failures", _("Failure what-if")
 
 
 class RunStatus(models.TextChoices):

@@ -1,0 +1,63 @@
+"""Runs fanned out over the workers: the worst-single-failure search (one cell per chunk of
+candidates) and failing a chosen set of elements together (one cell)."""
+from twin.fabrics.selectors import snapshot_spec_get
+from twin.operations.failures import (
+    FailureBaseline,
+    FailureError,
+    Workload,
+    evaluate_failure,
+    fail_elements,
+    failure_candidates,
+    link_impact,
+    rank_failures,
+)
+from twin.runs.fanout import CellPlan, FanOutKind, register_fanout
+from twin.runs.handlers import RunOutput
+from twin.runs.models import Run, RunKind
+
+__all__ = ("FAILURE_CHUNK",)
+
+FAILURE_CHUNK = 8  # candidates per cell: enough to amortise loading the fabric, small enough to spread
+
+
+def workload_of(run: Run) -> Workload:
+    return Workload(**run.params.get("workload", {}))
+
+
+def plan_failures(run: Run) -> list[CellPlan]:
+    spec = snapshot_spec_get(snapshot_id=run.snapshot_id)
+    elements = run.params.get("elements") or []
+    if elements:
+        fail_elements(spec, elements)  # raises FailureError naming unknown elements, before any task
+        return [CellPlan(key="together", params={"elements": elements}, label=f"{len(elements)} element(s) together")]
+    kind = run.params["worst"]
+    candidates = failure_candidates(spec, kind)
+    if not candidates:
+        raise FailureError(f"{spec.name} has no {kind} to fail")
+    return [
+        CellPlan(key=f"{kind}:{start}", params={"candidates": candidates[start:start + FAILURE_CHUNK]}, label=f"{kind} failures {start + 1}-{min(start + FAILURE_CHUNK, len(candidates))} of {len(candidates)}")
+        for start in range(0, len(candidates), FAILURE_CHUNK)
+    ]
+
+
+def execute_failures(run: Run, params: dict) -> dict:
+    spec = snapshot_spec_get(snapshot_id=run.snapshot_id)
+    workload = workload_of(run)
+    baseline = FailureBaseline.of(spec, workload)
+    if "elements" in params:
+        return {"results": [evaluate_failure(spec, params["elements"], workload, baseline=baseline)]}
+    return {"results": [evaluate_failure(spec, [element], workload, baseline=baseline) for element in params["candidates"]]}
+
+
+def assemble_failures(run: Run, results: dict[str, dict]) -> RunOutput:
+    evaluated = [result for cell in results.values() for result in cell["results"]]
+    spec = snapshot_spec_get(snapshot_id=run.snapshot_id)
+    ranking = rank_failures(evaluated, top=20)
+    impact = link_impact(spec, workload_of(run), top=50)
+    return RunOutput(
+        {"kind": run.params.get("worst", "chosen"), "workload": workload_of(run).to_dict(), **ranking, "link_impact": impact[:20]},
+        {"evaluated": evaluated, "link_impact": impact},
+    )
+
+
+register_fanout(RunKind.FAILURES, FanOutKind(plan=plan_failures, execute=execute_failures, assemble=assemble_failures))
