@@ -10,6 +10,7 @@ from twin.fabrics import views as fabric_views
 from twin.journal import views as journal_views
 from twin.runs import api as run_api
 from twin.runs import views as run_views
+from twin.simulations import views as simulation_views
 
 api_patterns = [
     path("health/", common_views.health, name="api-health"),
@@ -41,6 +42,7 @@ urlpatterns = [
     path("fabrics/<int:fabric_id>/journal/new/", journal_views.experiment_new_page, name="experiment-new"),
     path("fabrics/<int:fabric_id>/journal/calibrate/", journal_views.journal_calibrate, name="journal-calibrate"),
     path("fabrics/<int:fabric_id>/journal/<int:experiment_id>/", journal_views.experiment_page, name="experiment-detail"),
+    path("fabrics/<int:fabric_id>/diagnosis/", simulation_views.diagnosis_page, name="diagnosis"),
     path("upload/", fabric_views.upload_page, name="upload"),
     path("runs/<int:run_id>/", run_views.run_page, name="run-detail"),
     path("users/", account_views.user_list, name="user-list"),

@@ -6,12 +6,14 @@ from twin.fabrics.selectors import snapshot_spec_get
 from twin.simcore.algorithms import ALGORITHMS, COLLECTIVES
 from twin.simcore.calibrate import calibrate
 from twin.simcore.compile import ECMP_MODES
+from twin.operations.diagnosis import MeasurementPoint, diagnose
 from twin.operations.placement import STRATEGIES, Job, Placement, PlacementError, compare_placements
+from twin.simcore.diff import diff_fabrics
 from twin.simcore.simulate import simulate
 
 __all__ = (
     "COLLECTIVES", "ALGORITHMS", "ECMP_MODES", "STRATEGIES", "collective_simulate", "fabric_calibrate",
-    "job_from_params", "placement_compare", "placement_from_result",
+    "job_from_params", "placement_compare", "placement_from_result", "fabric_diagnose",
 )
 
 JOB_FIELDS = ("tp", "pp", "dp", "ep", "model_params", "bytes_per_param", "hidden_size", "seq_len", "layers", "micro_batches", "micro_batch_size", "group_bytes")
@@ -88,3 +90,20 @@ def placement_from_result(result: dict, ranks: list[dict]) -> Placement:
         strategy=result["strategy"], job=job_from_params(result["job"]), cards=tuple(r["card"] for r in ranks),
         hosts=tuple(r["host"] for r in ranks), warnings=tuple(result.get("warnings", ())),
     )
+
+
+def fabric_diagnose(*, snapshot: Snapshot, measurement_entries=(), telemetry=()) -> dict:
+    """The troubleshooting table, bottom-up, on a discovered snapshot: against the fabric's newest
+    cabling plan (if any), the chosen journal entries' measurements next to the twin's
+    predictions, and telemetry samples."""
+    spec = snapshot_spec_get(snapshot_id=snapshot.pk)
+    plan = snapshot.fabric.snapshots.filter(role="plan").order_by("-version").first()
+    report = diff_fabrics(snapshot_spec_get(snapshot_id=plan.pk), spec) if plan else None
+    measurements = [
+        MeasurementPoint(size_bytes=point["size_bytes"], measured_busbw_GBps=point["busbw_GBps"], predicted_busbw_GBps=twin["busbw_GBps"],
+                         measured_time_s=point["time_us"] * 1e-6 if point.get("time_us") else None, predicted_time_s=twin.get("time_s"))
+        for entry in measurement_entries
+        for point, twin in zip(entry.points, entry.predicted, strict=False)
+    ]
+    result = diagnose(spec, diff=report, measurements=measurements, telemetry=telemetry)
+    return {**result, "plan": plan.version if plan else None, "measured_points": len(measurements)}

@@ -51,7 +51,8 @@ DEFAULT_SIZES = tuple(2**exponent for exponent in range(10, 31))
 """1 KiB to 1 GiB in powers of two: 21 sizes (nccl-tests ``-b 1K -e 1G -f 2``)."""
 MIN_SIZE_BYTES = 1
 SPRAY_CHECK_MAX_FLOWS = 131_072
-"""Largest flow pattern (flows x channels) the ECMP check re-routes with spraying (a few seconds)."""
+"""Most flows (summed over the phases, channels included) the ECMP check re-routes with
+spraying: a sprayed flow splits over every equal-cost path, so this bounds it to a few seconds."""
 MAX_SIZE_BYTES = 2**36
 """64 GiB per rank: beyond any accelerator's memory."""
 
@@ -270,7 +271,7 @@ def _ecmp_check(
     except TwinCoreError:
         return None  # an explicitly named algorithm that cannot run here: its points say why
     check = {"size_bytes": size, "algorithm": hashed["algorithm"], "hash_busbw_GBps": hashed["busbw_GBps"]}
-    flows = max(phase["flows"] for phase in hashed["phases"])
+    flows = sum(phase["flows"] for phase in hashed["phases"])
     if flows > SPRAY_CHECK_MAX_FLOWS:
         return {**check, "spray_busbw_GBps": None, "collision_loss": None,
                 "skipped": f"{flows:,} flows: spraying them over every path is too slow to check"}

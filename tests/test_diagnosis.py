@@ -1,0 +1,30 @@
+"""The diagnosis page runs the troubleshooting table on the latest snapshot, its plan and journal."""
+import json
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from twin.ingest import export_canonical
+from twin.simcore.generate import supernode
+
+pytestmark = pytest.mark.django_db
+
+
+def test_down_link_and_miswiring_against_the_plan_are_found(operator_client):
+    plan = supernode(cards=32, switch_radix=8, name="diag")
+    operator_client.post("/api/snapshots/", {"file": [SimpleUploadedFile("plan.json", export_canonical(plan).encode())], "role": "plan"})
+    found = json.loads(export_canonical(plan))
+    found["links"][0]["state"] = "down"
+    found["links"][1]["b_port"], found["links"][2]["b_port"] = found["links"][2]["b_port"], found["links"][1]["b_port"]
+    response = operator_client.post("/api/snapshots/", {"file": [SimpleUploadedFile("found.json", json.dumps(found).encode())], "fabric": "diag"})
+    assert response.status_code == 201, response.content
+    page = operator_client.get(f"/fabrics/{response.json()['fabric']}/diagnosis/")
+    assert page.status_code == 200
+    content = page.content.decode()
+    assert 'data-rule="link-down"' in content and 'data-rule="plan-mismatch"' in content
+    assert content.index('data-rule="link-down"') < content.index('data-rule="plan-mismatch"')  # bottom-up: physical first
+
+
+def test_healthy_fabric_without_plan(viewer_client, small_snapshot):
+    page = viewer_client.get(f"/fabrics/{small_snapshot.fabric_id}/diagnosis/")
+    assert page.status_code == 200 and b"No cabling plan uploaded" in page.content
