@@ -51,3 +51,21 @@ def test_unknown_busy_card_fails_the_run_clearly(small_snapshot):
     run_execute(run_id=run.pk)
     run.refresh_from_db()
     assert run.status == RunStatus.FAILED and "ghost" in run.error
+
+
+def test_forms_on_the_fabric_page_start_runs(operator_client, small_snapshot):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    page = operator_client.get(f"/fabrics/{small_snapshot.fabric_id}/")
+    assert b'id="placement-form"' in page.content and b'id="failure-form"' in page.content
+    mapping = "rank,card\n" + "".join(f"{r},card-{r + 1:04d}\n" for r in range(16))
+    started = operator_client.post(f"/snapshots/{small_snapshot.pk}/placement/", {"tp": 8, "pp": 1, "dp": 2, "ep": 1, "busy_cards": "", "mapping": SimpleUploadedFile("m.csv", mapping.encode())})
+    assert started.status_code == 302 and started.url.startswith("/runs/")
+    run = Run.objects.get(kind=RunKind.PLACEMENT)
+    assert run.params["mapping"]["15"] == "card-0016"
+    bad = operator_client.post(f"/snapshots/{small_snapshot.pk}/placement/", {"tp": 8, "pp": 1, "dp": 2, "ep": 1, "mapping": SimpleUploadedFile("m.csv", b"rank,card\nx,y\n")}, follow=True)
+    assert b"m.csv line 2" in bad.content
+    refused = operator_client.post(f"/snapshots/{small_snapshot.pk}/failures/", {"worst": "switch", "elements": "leaf-01", "collective": "allreduce", "size": "1GiB"}, follow=True)
+    assert b"not both" in refused.content
+    started = operator_client.post(f"/snapshots/{small_snapshot.pk}/failures/", {"worst": "", "elements": "leaf-01", "collective": "allreduce", "size": "64MiB"})
+    assert started.status_code == 302 and Run.objects.filter(kind=RunKind.FAILURES).count() == 1

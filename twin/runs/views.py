@@ -1,10 +1,60 @@
-from django.shortcuts import get_object_or_404, render
+"""Run pages, and the forms on a fabric page that start placement and failure runs."""
+from django.contrib import messages
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
 
-from .models import Run
+from twin.accounts.decorators import role_required
+from twin.accounts.models import Role
+from twin.common.errors import ApplicationError
+from twin.fabrics.models import Snapshot
+from twin.operations.exports import read_rank_mapping
+from twin.simcore.errors import TwinCoreError
 
-__all__ = ("run_page",)
+from .forms import FailureForm, PlacementForm
+from .models import Run, RunKind
+from .services import run_create
+
+__all__ = ("run_page", "placement_start", "failures_start")
 
 
 def run_page(request, run_id: int):
     run = get_object_or_404(Run.objects.select_related("snapshot__fabric", "created_by"), pk=run_id)
     return render(request, "runs/run_detail.html", {"run": run})
+
+
+def start_or_report(request, snapshot: Snapshot, kind: RunKind, form, params_of):
+    """Start the run and show its page, or go back to the fabric page saying what was wrong."""
+    if form.is_valid():
+        try:
+            run = run_create(kind=kind, snapshot=snapshot, params=params_of(form), user=request.user)
+        except (ApplicationError, TwinCoreError) as error:
+            messages.error(request, error.message if isinstance(error, ApplicationError) else str(error))
+        else:
+            return redirect("run-detail", run_id=run.pk)
+    else:
+        for field, errors in form.errors.items():
+            messages.error(request, f"{'' if field == '__all__' else field + ': '}{' '.join(errors)}")
+    return redirect(f"/fabrics/{snapshot.fabric_id}/?snapshot={snapshot.pk}")
+
+
+@role_required(Role.OPERATOR)
+@require_POST
+def placement_start(request, snapshot_id: int):
+    snapshot = get_object_or_404(Snapshot, pk=snapshot_id)
+    form = PlacementForm(request.POST, request.FILES)
+
+    def params_of(form):
+        upload = form.cleaned_data.get("mapping")
+        mapping = {}
+        if upload:
+            mapping = {str(rank): card for rank, card in read_rank_mapping(upload.read().decode("utf-8", errors="replace"), source_name=upload.name).items()}
+        return form.params(mapping)
+
+    return start_or_report(request, snapshot, RunKind.PLACEMENT, form, params_of)
+
+
+@role_required(Role.OPERATOR)
+@require_POST
+def failures_start(request, snapshot_id: int):
+    snapshot = get_object_or_404(Snapshot, pk=snapshot_id)
+    return start_or_report(request, snapshot, RunKind.FAILURES, FailureForm(request.POST), lambda form: form.params())

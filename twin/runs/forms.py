@@ -1,0 +1,54 @@
+"""Forms that start runs from the fabric page (the API takes the same parameters as JSON)."""
+from django import forms
+from django.utils.translation import gettext_lazy as _
+
+from twin.simcore.algorithms import COLLECTIVES
+from twin.simcore.errors import TwinCoreError
+from twin.simcore.units import parse_size
+
+__all__ = ("PlacementForm", "FailureForm")
+
+
+class PlacementForm(forms.Form):
+    tp = forms.IntegerField(label="TP", min_value=1, initial=16)
+    pp = forms.IntegerField(label="PP", min_value=1, initial=1)
+    dp = forms.IntegerField(label="DP", min_value=1, initial=64)
+    ep = forms.IntegerField(label="EP", min_value=1, initial=1)
+    model_params = forms.FloatField(label=_("Model parameters"), required=False, min_value=1, help_text=_("e.g. 175e9; empty: the article's 175B"))
+    busy_cards = forms.CharField(label=_("Busy cards"), required=False, widget=forms.Textarea(attrs={"rows": 2}), help_text=_("Cards other jobs use, separated by commas or lines"))
+    mapping = forms.FileField(label=_("Your own placement (CSV: rank,card)"), required=False)
+
+    def params(self, mapping: dict[str, str]) -> dict:
+        data = self.cleaned_data
+        busy = [card.strip() for card in data["busy_cards"].replace(",", "\n").splitlines() if card.strip()]
+        return {
+            "job": {"tp": data["tp"], "pp": data["pp"], "dp": data["dp"], "ep": data["ep"], "model_params": data["model_params"]},
+            "busy_cards": busy,
+            "mapping": mapping,
+        }
+
+
+class FailureForm(forms.Form):
+    worst = forms.ChoiceField(label=_("Search the worst single failure of"), required=False, choices=[("", _("— or fail the elements below —")), ("switch", _("any switch")), ("leaf", _("a leaf switch")), ("link", _("a link"))])
+    elements = forms.CharField(label=_("Elements to fail together"), required=False, help_text=_("Switch ids or link:<index>, separated by commas"))
+    collective = forms.ChoiceField(label=_("Workload"), choices=[(c, c) for c in COLLECTIVES], initial="allreduce")
+    size = forms.CharField(label=_("Size per rank"), initial="1GiB")
+
+    def clean_size(self) -> float:
+        try:
+            return parse_size(self.cleaned_data["size"])
+        except TwinCoreError as error:
+            raise forms.ValidationError(str(error)) from error
+
+    def clean(self):
+        data = super().clean()
+        elements = [element.strip() for element in data.get("elements", "").split(",") if element.strip()]
+        if bool(elements) == bool(data.get("worst")):
+            raise forms.ValidationError(_("Choose a kind of failure to search, or list elements to fail together (not both)."))
+        data["element_list"] = elements
+        return data
+
+    def params(self) -> dict:
+        data = self.cleaned_data
+        workload = {"collective": data["collective"], "size_bytes": data["size"], "algorithm": "ring" if data["collective"] == "allreduce" else "auto"}
+        return {"worst": data["worst"], "workload": workload} if data["worst"] else {"elements": data["element_list"], "workload": workload}
