@@ -242,9 +242,12 @@ class _Schedule:
 
     def run(self) -> None:
         now = 0.0
+        # The running events, in start order, with their remaining solo time, current speed and
+        # arcs (concatenated, ``lengths`` per event): kept as arrays, so a step costs a few
+        # vector operations over the running events' arcs.
         active = np.zeros(0, dtype=np.intp)
-        remaining = np.zeros(0)
-        speed = np.zeros(0)
+        remaining, speed = np.zeros(0), np.zeros(0)
+        lengths, arcs = np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp)
         while len(active) or self.ready:
             if len(active):
                 finish_at = now + float(np.min(remaining / speed))
@@ -254,16 +257,22 @@ class _Schedule:
                 next_time = self.ready[0][0]
             now = next_time
             done = remaining <= _DONE * self.duration[active]
-            for event in active[done].tolist():
-                self._finish(event, now)
-            active, remaining, speed = active[~done], remaining[~done], speed[~done]
+            if done.any():
+                for event in active[done].tolist():
+                    self._finish(event, now)
+                arcs = arcs[np.repeat(~done, lengths)]
+                active, remaining, speed, lengths = active[~done], remaining[~done], speed[~done], lengths[~done]
             started = self._start_ready(now)
             if started:
-                active = np.concatenate([active, np.array(started, dtype=np.intp)])
+                started_arcs = [self.costs[self.cost_index[event]].arcs for event in started]
+                new_arcs = np.concatenate(started_arcs)
+                self._note_peak(new_arcs, now)
+                active = np.concatenate([active, started])
                 remaining = np.concatenate([remaining, self.duration[started]])
                 speed = np.concatenate([speed, np.full(len(started), np.nan)])  # nan: no piece yet
-                self._note_peak(started, now)
-            previous, speed = speed, self._speeds(active)
+                lengths = np.concatenate([lengths, [len(event_arcs) for event_arcs in started_arcs]])
+                arcs = np.concatenate([arcs, new_arcs])
+            previous, speed = speed, self._speeds(arcs, lengths)
             changed = previous != speed
             if changed.any():
                 self._pieces.append((active[changed], now, speed[changed]))
@@ -291,27 +300,21 @@ class _Schedule:
                 self._finish(event, now)
         return started
 
-    def _note_peak(self, started: list[int], now: float) -> None:
-        """Demand only rises when events start, so the peak is found among their arcs."""
-        arcs = np.unique(np.concatenate([self.costs[self.cost_index[event]].arcs for event in started]))
+    def _note_peak(self, arcs: np.ndarray, now: float) -> None:
+        """Demand only rises when events start, so the peak is found on the arcs of those starting."""
         if len(arcs):
             congestion = self.demand[arcs] / self.capacity[arcs]
             best = int(np.argmax(congestion))
             if congestion[best] > self.peak[0]:
                 self.peak = (float(congestion[best]), now, int(arcs[best]))
 
-    def _speeds(self, active: np.ndarray) -> np.ndarray:
-        """1 / the worst demand-over-deliverable ratio (at least 1) over each active event's arcs."""
-        if not len(active):
-            return np.zeros(0)
-        arc_lists = [self.costs[cost].arcs for cost in self.cost_index[active].tolist()]
-        lengths = np.array([len(arcs) for arcs in arc_lists])
-        slowdown = np.ones(len(active))
+    def _speeds(self, arcs: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+        """1 / the worst demand-over-deliverable ratio (at least 1) over each running event's arcs."""
+        slowdown = np.ones(len(lengths))
         loaded = lengths > 0
         if loaded.any():
-            arcs = np.concatenate(arc_lists)
             ratio = self.demand[arcs] / self.deliverable[arcs]
-            starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])[loaded]
+            starts = (np.cumsum(lengths) - lengths)[loaded]
             slowdown[loaded] = np.maximum(1.0, np.maximum.reduceat(ratio, starts))
         # Within rounding of 1 counts as uncongested, so that lone events keep their solo time exactly.
         slowdown[slowdown < 1 + 1e-9] = 1.0
