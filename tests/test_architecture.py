@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PURE_PACKAGES = ("twin/simcore", "twin/ingest", "twin/traces", "twin/operations")
+PURE_PACKAGES = ("twin/simcore", "twin/ingest", "twin/traces", "twin/operations", "twin/replay")
 WEB_LAYER = ("django", "celery", "channels", "channels_redis", "daphne", "rest_framework", "drf_spectacular", "redis")
-ALLOWED_TWIN_MODULES = ("twin.simcore", "twin.ingest", "twin.traces", "twin.operations")
+ALLOWED_TWIN_MODULES = ("twin.simcore", "twin.ingest", "twin.traces", "twin.operations", "twin.replay")
 
 
 def imported_modules(path: Path) -> list[tuple[int, str]]:

@@ -12,10 +12,11 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 
 from twin.fabrics.routing import websocket_urlpatterns as fabric_websockets  # noqa: E402
 from twin.runs.routing import websocket_urlpatterns as run_websockets  # noqa: E402
+from twin.simulations.routing import websocket_urlpatterns as replay_websockets  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
-        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(fabric_websockets + run_websockets))),
+        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(fabric_websockets + run_websockets + replay_websockets))),
     }
 )

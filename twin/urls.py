@@ -10,6 +10,7 @@ from twin.fabrics import views as fabric_views
 from twin.journal import views as journal_views
 from twin.runs import api as run_api
 from twin.runs import views as run_views
+from twin.simulations import api as simulation_api
 from twin.simulations import views as simulation_views
 
 api_patterns = [
@@ -30,6 +31,9 @@ api_patterns = [
     path("runs/<int:pk>/detail/", run_api.RunDetailDataApi.as_view(), name="api-run-detail-data"),
     path("runs/<int:pk>/cancel/", run_api.RunCancelApi.as_view(), name="api-run-cancel"),
     path("runs/<int:pk>/placement/", run_api.RunPlacementExportApi.as_view(), name="api-run-placement"),
+    path("runs/<int:pk>/frames/", run_api.RunFrameApi.as_view(), name="api-run-frames"),
+    path("traces/", simulation_api.TraceUploadApi.as_view(), name="api-trace-upload"),
+    path("fabrics/<int:pk>/telemetry/", simulation_api.TelemetryApi.as_view(), name="api-fabric-telemetry"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
 ]
@@ -47,6 +51,7 @@ urlpatterns = [
     path("runs/<int:run_id>/", run_views.run_page, name="run-detail"),
     path("snapshots/<int:snapshot_id>/placement/", run_views.placement_start, name="placement-start"),
     path("snapshots/<int:snapshot_id>/failures/", run_views.failures_start, name="failures-start"),
+    path("snapshots/<int:snapshot_id>/replay/", run_views.replay_start, name="replay-start"),
     path("users/", account_views.user_list, name="user-list"),
     path("users/<int:user_id>/", account_views.user_edit, name="user-edit"),
     path("login/", auth_views.LoginView.as_view(), name="login"),

@@ -1,5 +1,7 @@
 """The replay engine: agreement with the simulation core, queueing, congestion and stretch."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -32,6 +34,17 @@ def test_single_ring_allreduce_matches_the_simulator():
     summary = replay_summary(replay)
     assert summary["operations"]["allreduce"]["stretch"] == pytest.approx(1.0)
     assert summary["operations"]["allreduce"]["algorithms"] == {"ring": 1}
+
+
+def test_down_links_carry_nothing_and_the_rest_still_matches():
+    links = list(SPEC.links)
+    uplink = next(number for number, link in enumerate(links) if link.a.startswith("leaf") and link.b.startswith("spine"))
+    links[uplink] = dataclasses.replace(links[uplink], state="down")
+    degraded = dataclasses.replace(SPEC, links=tuple(links))
+    replay = replay_trace(bind_trace(degraded, trace(CollectiveEvent(0.0, "allreduce", EVEN, 64_000_000, algorithm="ring"))))
+    alone = Simulator(degraded, ranks=[CARDS[rank] for rank in EVEN]).run("allreduce", 64_000_000, "ring")
+    assert replay.link_bytes()[uplink] == 0
+    assert np.allclose(replay.link_bytes(), alone["link_bytes"], rtol=1e-12)
 
 
 def test_automatic_algorithm_is_the_simulators_choice():

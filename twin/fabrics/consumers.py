@@ -41,6 +41,9 @@ class FabricConsumer(AsyncJsonWebsocketConsumer):
     async def fabric_snapshot(self, event: dict) -> None:
         await self.send_json({"type": "fabric.snapshot", "snapshot": event["snapshot"]})
 
+    async def fabric_telemetry(self, event: dict) -> None:
+        await self.send_json({"type": "fabric.telemetry", "seq": event["seq"], "frame": event["frame"]})
+
     async def receive_json(self, content, **kwargs) -> None:
         """Viewers only listen; anything they send is ignored."""
 

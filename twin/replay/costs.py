@@ -27,7 +27,7 @@ import numpy as np
 from scipy import sparse
 
 from twin.simcore.algorithms import step_time
-from twin.simcore.compile import CompiledFabric, compile_fabric, route
+from twin.simcore.compile import ECMP_MODES, CompiledFabric, compile_fabric, route
 from twin.simcore.congestion import max_min_rates
 from twin.simcore.errors import TwinCoreError
 from twin.simcore.model import FabricSpec
@@ -64,6 +64,10 @@ class ReplayOptions:
     def __post_init__(self) -> None:
         if self.ordering not in ORDERINGS:
             raise TwinCoreError(f"ordering {self.ordering!r}; expected one of {', '.join(ORDERINGS)}")
+        if self.ecmp not in ECMP_MODES:
+            raise TwinCoreError(f"ECMP mode {self.ecmp!r}; expected one of {', '.join(ECMP_MODES)}")
+        if not (isinstance(self.channels, int) and self.channels >= 1):
+            raise TwinCoreError(f"channels {self.channels!r}; expected a positive integer")
 
     def to_plain(self) -> dict[str, Any]:
         return {
@@ -139,14 +143,15 @@ class CostModel:
         chosen = simulator.run(op, size_bytes, algorithm, top_links=0)["algorithm"]
         # The public result has bytes per link, both directions summed; a replay adds loads per
         # direction (links are full duplex), so it reads the per-arc bytes of the chosen run.
-        evaluation = simulator._evaluate(op, size_bytes, chosen)
-        return self._cost(evaluation.time, chosen, evaluation.arc_bytes)
+        evaluation = simulator.evaluate(op, size_bytes, chosen)
+        loaded = np.flatnonzero(evaluation.arc_bytes > 0)
+        return self._cost(evaluation.time, chosen, loaded, evaluation.arc_bytes[loaded])
 
-    def _cost(self, duration_s: float, algorithm: str, compiled_arc_bytes: np.ndarray) -> EventCost:
-        loaded = np.flatnonzero(compiled_arc_bytes > 0)
-        arcs = self.layout_arc[loaded]
+    def _cost(self, duration_s: float, algorithm: str, compiled_arcs: np.ndarray, arc_bytes: np.ndarray) -> EventCost:
+        """An ``EventCost`` from bytes on compiled arcs, renumbered as layout arcs."""
+        arcs = self.layout_arc[compiled_arcs]
         order = np.argsort(arcs)
-        return EventCost(float(duration_s), algorithm, arcs[order], compiled_arc_bytes[loaded][order])
+        return EventCost(float(duration_s), algorithm, arcs[order], arc_bytes[order])
 
     # -- flows ---------------------------------------------------------------------------------
 
@@ -176,14 +181,13 @@ class CostModel:
         )
         duration = np.asarray(times, dtype=float).reshape(channels, count).max(axis=0)
         arc_bytes = _rows_to_flows(incidence, per_channel, count)
-        costs = []
-        for number in range(count):
-            if sizes[number] == 0:
-                costs.append(_nothing())
-                continue
-            row = arc_bytes[[number]].toarray().ravel()
-            costs.append(self._cost(duration[number], FLOW, row))
-        return costs
+        bounds = arc_bytes.indptr
+        return [
+            self._cost(duration[number], FLOW, arc_bytes.indices[bounds[number] : bounds[number + 1]], arc_bytes.data[bounds[number] : bounds[number + 1]])
+            if sizes[number] > 0
+            else _nothing()
+            for number in range(count)
+        ]
 
 
 def _rows_to_flows(incidence: sparse.csr_array, bytes_per_row: np.ndarray, count: int) -> sparse.csr_array:
@@ -192,7 +196,9 @@ def _rows_to_flows(incidence: sparse.csr_array, bytes_per_row: np.ndarray, count
     gather = sparse.csr_array(
         (bytes_per_row, (np.arange(rows) % count, np.arange(rows))), shape=(count, rows)
     )
-    return sparse.csr_array(gather @ incidence)
+    flow_bytes = sparse.csr_array(gather @ incidence)
+    flow_bytes.sum_duplicates()  # canonical rows: each arc once
+    return flow_bytes
 
 
 def _independent_rates(incidence: sparse.csr_array, capacity: np.ndarray, group: np.ndarray) -> np.ndarray:

@@ -49,6 +49,8 @@ MAX_COST_PROBLEMS = 50
 # Remaining solo time, as a fraction of the event's, below which an event counts as finished:
 # absorbs rounding when several events end at the same moment.
 _DONE = 1e-9
+# Demand within rounding of what an arc delivers is not congestion, so lone events keep their solo time.
+_OVERLOADED = 1 + 1e-9
 
 
 @dataclass(frozen=True, eq=False)
@@ -116,11 +118,11 @@ def replay_trace(bound: BoundTrace, *, options: ReplayOptions = ReplayOptions())
     model = CostModel(spec, options)
     layout = FabricLayout.of(spec)
     cost_of_event = _cost_events(bound, model)
-    costs: list[EventCost] = []
+    costs: list[EventCost] = []  # distinct, in order of first use
     position: dict[int, int] = {}
     for cost in cost_of_event:
-        position.setdefault(id(cost), len(position))
-        if len(costs) < len(position):
+        if id(cost) not in position:
+            position[id(cost)] = len(costs)
             costs.append(cost)
     cost_index = np.array([position[id(cost)] for cost in cost_of_event], dtype=np.intp)
 
@@ -216,7 +218,7 @@ class _Schedule:
         self.capacity, self.deliverable = capacity, deliverable
         self.duration = np.array([cost.duration_s for cost in costs])[cost_index] if len(cost_index) else np.zeros(0)
         # Demand of each cost at full speed, bytes/s on its arcs.
-        self.rates = [cost.arc_bytes / cost.duration_s if cost.duration_s > 0 else cost.arc_bytes * 0 for cost in costs]
+        self.rates = [cost.arc_bytes / cost.duration_s if cost.duration_s > 0 else np.zeros_like(cost.arc_bytes) for cost in costs]
         count = len(cost_index)
         self.start = np.full(count, np.nan)
         self.end = np.full(count, np.nan)
@@ -237,6 +239,7 @@ class _Schedule:
         heapq.heapify(heads)
         self.ready = heads
         self.demand = np.zeros(len(capacity))
+        self.overloaded = np.zeros(len(capacity), dtype=bool)
         self.peak = (0.0, 0.0, -1)
         self._pieces: list[tuple[np.ndarray, float, np.ndarray]] = []
 
@@ -257,6 +260,7 @@ class _Schedule:
                 next_time = self.ready[0][0]
             now = next_time
             done = remaining <= _DONE * self.duration[active]
+            changed_arcs = [arcs[np.repeat(done, lengths)]]
             if done.any():
                 for event in active[done].tolist():
                     self._finish(event, now)
@@ -266,13 +270,17 @@ class _Schedule:
             if started:
                 started_arcs = [self.costs[self.cost_index[event]].arcs for event in started]
                 new_arcs = np.concatenate(started_arcs)
+                changed_arcs.append(new_arcs)
                 self._note_peak(new_arcs, now)
                 active = np.concatenate([active, started])
                 remaining = np.concatenate([remaining, self.duration[started]])
                 speed = np.concatenate([speed, np.full(len(started), np.nan)])  # nan: no piece yet
                 lengths = np.concatenate([lengths, [len(event_arcs) for event_arcs in started_arcs]])
                 arcs = np.concatenate([arcs, new_arcs])
-            previous, speed = speed, self._speeds(arcs, lengths)
+            self._update_overloaded(np.concatenate(changed_arcs))
+            previous = speed
+            # Without an overloaded arc every event runs at its solo speed.
+            speed = self._speeds(arcs, lengths) if self.overloaded.any() else np.ones(len(active))
             changed = previous != speed
             if changed.any():
                 self._pieces.append((active[changed], now, speed[changed]))
@@ -308,6 +316,10 @@ class _Schedule:
             if congestion[best] > self.peak[0]:
                 self.peak = (float(congestion[best]), now, int(arcs[best]))
 
+    def _update_overloaded(self, changed: np.ndarray) -> None:
+        """Mark the arcs whose demand (which changed) exceeds what they deliver."""
+        self.overloaded[changed] = self.demand[changed] > self.deliverable[changed] * _OVERLOADED
+
     def _speeds(self, arcs: np.ndarray, lengths: np.ndarray) -> np.ndarray:
         """1 / the worst demand-over-deliverable ratio (at least 1) over each running event's arcs."""
         slowdown = np.ones(len(lengths))
@@ -316,8 +328,7 @@ class _Schedule:
             ratio = self.demand[arcs] / self.deliverable[arcs]
             starts = (np.cumsum(lengths) - lengths)[loaded]
             slowdown[loaded] = np.maximum(1.0, np.maximum.reduceat(ratio, starts))
-        # Within rounding of 1 counts as uncongested, so that lone events keep their solo time exactly.
-        slowdown[slowdown < 1 + 1e-9] = 1.0
+        slowdown[slowdown < _OVERLOADED] = 1.0
         return 1.0 / slowdown
 
     def pieces(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -10,13 +10,15 @@ from rest_framework.views import APIView
 from twin.fabrics.models import Snapshot
 
 from twin.operations.exports import placement_csv, slurm_hostfile, slurm_hostlist
+from twin.simulations.models import ReplayPlayback
+from twin.simulations.replays import replay_frame
 from twin.simulations.services import ALGORITHMS, COLLECTIVES, ECMP_MODES, placement_from_result
 
 from .models import Run, RunKind
 from .realtime import run_state_payload
 from .services import run_cancel, run_create
 
-__all__ = ("RunListCreateApi", "RunDetailApi", "RunDetailDataApi", "RunCancelApi", "RunPlacementExportApi")
+__all__ = ("RunListCreateApi", "RunDetailApi", "RunDetailDataApi", "RunCancelApi", "RunPlacementExportApi", "RunFrameApi")
 
 
 class RunSerializer(serializers.Serializer):
@@ -89,7 +91,34 @@ class FailureParams(serializers.Serializer):
         return data
 
 
-RUN_PARAMS = {RunKind.HOP_STATS: NoParams, RunKind.COLLECTIVE: CollectiveParams, RunKind.PLACEMENT: PlacementParams, RunKind.FAILURES: FailureParams}
+class TrainingParams(serializers.Serializer):
+    model_params = serializers.FloatField(min_value=1, default=175e9)
+    tp = serializers.IntegerField(min_value=1)
+    pp = serializers.IntegerField(min_value=1, default=1)
+    dp = serializers.IntegerField(min_value=1)
+    ep = serializers.IntegerField(min_value=1, default=1)
+    micro_batches = serializers.IntegerField(min_value=1, default=1)
+    hidden_size = serializers.IntegerField(min_value=1, default=12288, help_text="Sizes the activations TP and PP move (default: GPT-3 175B's)")
+    seq_len = serializers.IntegerField(min_value=1, default=2048)
+
+
+class ReplayParams(serializers.Serializer):
+    trace_file = serializers.IntegerField(required=False, help_text="An uploaded trace (POST /api/traces/)")
+    training = TrainingParams(required=False, help_text="Or a generated training step on the snapshot's first cards")
+    max_frames = serializers.IntegerField(min_value=10, max_value=3000, default=600)
+    ecmp = serializers.ChoiceField(ECMP_MODES, default="hash")
+    ordering = serializers.ChoiceField(("communicator", "rank"), default="communicator", help_text="One collective at a time per communicator, or per rank")
+
+    def validate(self, data: dict) -> dict:
+        if ("trace_file" in data) == ("training" in data):
+            raise serializers.ValidationError("Give either trace_file or training.")
+        return data
+
+
+RUN_PARAMS = {
+    RunKind.HOP_STATS: NoParams, RunKind.COLLECTIVE: CollectiveParams, RunKind.PLACEMENT: PlacementParams,
+    RunKind.FAILURES: FailureParams, RunKind.REPLAY: ReplayParams,
+}
 
 
 class RunCreateSerializer(serializers.Serializer):
@@ -174,3 +203,17 @@ class RunPlacementExportApi(APIView):
         response = HttpResponse(writer(placement), content_type="text/csv" if writer is placement_csv else "text/plain")
         response["Content-Disposition"] = f'attachment; filename="run-{run.pk}-{strategy}.{"csv" if writer is placement_csv else "txt"}"'
         return response
+
+
+class RunFrameApi(APIView):
+    """One frame of a finished replay (`?index=<n>` or `?index=last`): the state at that time,
+    complete, as pushed over the websocket."""
+
+    @extend_schema(parameters=[OpenApiParameter("index", str)])
+    def get(self, request, pk: int):
+        playback = get_object_or_404(ReplayPlayback, run_id=pk)
+        wanted = request.query_params.get("index", "last")
+        index = playback.frames - 1 if wanted == "last" else int(wanted) if wanted.isdigit() else -1
+        if not 0 <= index < playback.frames:
+            raise serializers.ValidationError({"index": f"Expected 0 to {playback.frames - 1}, or last."})
+        return Response({"index": index, "frame": replay_frame(pk, index, playback.seq)})

@@ -6,7 +6,7 @@ from twin.simcore.algorithms import COLLECTIVES
 from twin.simcore.errors import TwinCoreError
 from twin.simcore.units import parse_size
 
-__all__ = ("PlacementForm", "FailureForm")
+__all__ = ("PlacementForm", "FailureForm", "ReplayForm")
 
 
 class PlacementForm(forms.Form):
@@ -52,3 +52,19 @@ class FailureForm(forms.Form):
         data = self.cleaned_data
         workload = {"collective": data["collective"], "size_bytes": data["size"], "algorithm": "ring" if data["collective"] == "allreduce" else "auto"}
         return {"worst": data["worst"], "workload": workload} if data["worst"] else {"elements": data["element_list"], "workload": workload}
+
+
+class ReplayForm(forms.Form):
+    trace = forms.FileField(label=_("Trace file"), required=False, help_text=_("Our trace format, an NCCL debug log (NCCL_DEBUG=INFO) or nccl-tests output. Empty: a generated training step."))
+    model_params = forms.FloatField(label=_("Model parameters"), initial=175e9, min_value=1)
+    tp = forms.IntegerField(label="TP", min_value=1, initial=16)
+    pp = forms.IntegerField(label="PP", min_value=1, initial=1)
+    dp = forms.IntegerField(label="DP", min_value=1, initial=64)
+    ordering = forms.ChoiceField(label=_("One collective at a time per"), choices=[("communicator", _("communicator")), ("rank", _("rank"))], initial="rank")
+
+    def params(self, trace_file_id: int | None) -> dict:
+        data = self.cleaned_data
+        if trace_file_id:
+            return {"trace_file": trace_file_id, "ordering": data["ordering"]}
+        training = {"model_params": data["model_params"], "tp": data["tp"], "pp": data["pp"], "dp": data["dp"], "hidden_size": 12288, "seq_len": 2048}
+        return {"training": training, "ordering": data["ordering"]}

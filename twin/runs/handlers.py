@@ -4,6 +4,7 @@ from dataclasses import dataclass
 
 from twin.fabrics.selectors import snapshot_spec_get
 from twin.simcore.hops import hop_statistics
+from twin.simulations.replays import replay_compute
 from twin.simulations.services import collective_simulate, job_from_params, placement_compare
 
 from .models import Run, RunKind
@@ -49,8 +50,15 @@ def placement(run: Run, on_progress: ProgressCallback) -> RunOutput:
     return RunOutput(compared, {"ranks": ranks})
 
 
+def replay(run: Run, on_progress: ProgressCallback) -> RunOutput:
+    on_progress(0.0, "Binding the trace to the fabric and replaying it")
+    summary, stored = replay_compute(run)
+    return RunOutput(summary, stored)
+
+
 RUN_HANDLERS: dict[str, Callable[[Run, ProgressCallback], RunOutput]] = {
     RunKind.HOP_STATS: hop_stats,
     RunKind.COLLECTIVE: collective,
     RunKind.PLACEMENT: placement,
+    RunKind.REPLAY: replay,
 }

@@ -11,6 +11,7 @@ class RunKind(models.TextChoices):
     COLLECTIVE = "collective", _("Collective simulation")
     PLACEMENT = "placement", _("Job placement")
     FAILURES = "failures", _("Failure what-if")
+    REPLAY = "replay", _("Traffic replay")
 
 
 class RunStatus(models.TextChoices):

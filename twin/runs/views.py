@@ -8,18 +8,22 @@ from twin.accounts.models import Role
 from twin.common.errors import ApplicationError
 from twin.fabrics.models import Snapshot
 from twin.operations.exports import read_rank_mapping
+from twin.fabrics.services import source_files_from_uploads
 from twin.simcore.errors import TwinCoreError
+from twin.simulations.models import ReplayPlayback
+from twin.simulations.replays import trace_file_create
 
-from .forms import FailureForm, PlacementForm
+from .forms import FailureForm, PlacementForm, ReplayForm
 from .models import Run, RunKind
 from .services import run_create
 
-__all__ = ("run_page", "placement_start", "failures_start")
+__all__ = ("run_page", "placement_start", "failures_start", "replay_start")
 
 
 def run_page(request, run_id: int):
     run = get_object_or_404(Run.objects.select_related("snapshot__fabric", "created_by"), pk=run_id)
-    return render(request, "runs/run_detail.html", {"run": run})
+    playback = ReplayPlayback.objects.filter(run=run).first()
+    return render(request, "runs/run_detail.html", {"run": run, "playback": playback, "can_control": request.user.has_role(Role.OPERATOR)})
 
 
 def start_or_report(request, snapshot: Snapshot, kind: RunKind, form, params_of):
@@ -58,3 +62,16 @@ def placement_start(request, snapshot_id: int):
 def failures_start(request, snapshot_id: int):
     snapshot = get_object_or_404(Snapshot, pk=snapshot_id)
     return start_or_report(request, snapshot, RunKind.FAILURES, FailureForm(request.POST), lambda form: form.params())
+
+
+@role_required(Role.OPERATOR)
+@require_POST
+def replay_start(request, snapshot_id: int):
+    snapshot = get_object_or_404(Snapshot.objects.select_related("fabric"), pk=snapshot_id)
+
+    def params_of(form):
+        upload = form.cleaned_data.get("trace")
+        trace = trace_file_create(fabric=snapshot.fabric, source=source_files_from_uploads([upload])[0], user=request.user) if upload else None
+        return form.params(trace.pk if trace else None)
+
+    return start_or_report(request, snapshot, RunKind.REPLAY, ReplayForm(request.POST, request.FILES), params_of)

@@ -186,14 +186,14 @@ class Simulator:
             raise TwinCoreError(f"size {size_bytes} bytes; expected a positive number")
         if algorithm == "auto":
             return self._auto(collective, size_bytes, top_links)
-        return self._evaluate(collective, size_bytes, algorithm).result(self, top_links)
+        return self.evaluate(collective, size_bytes, algorithm).result(self, top_links)
 
     def _auto(self, collective: str, size_bytes: float, top_links: int) -> dict[str, Any]:
-        evaluated: dict[str, _Evaluation] = {}
+        evaluated: dict[str, Evaluation] = {}
         skipped: dict[str, str] = {}
         for algorithm in self.candidates(collective):
             try:
-                evaluated[algorithm] = self._evaluate(collective, size_bytes, algorithm)
+                evaluated[algorithm] = self.evaluate(collective, size_bytes, algorithm)
             except TwinCoreError as error:
                 skipped[algorithm] = str(error)
         if not evaluated:
@@ -215,10 +215,12 @@ class Simulator:
         }
         return result
 
-    def _evaluate(self, collective: str, size_bytes: float, algorithm: str) -> _Evaluation:
+    def evaluate(self, collective: str, size_bytes: float, algorithm: str) -> Evaluation:
+        """One named algorithm's time and per-arc (per link direction) bytes, before they are
+        summarised into ``run``'s JSON result (the replay adds loads per direction)."""
         groups = np.array(self.compiled.card_supernode, dtype=object)[self.ranks]
         phases = phases_for(collective, algorithm, size_bytes, len(self.ranks), _group_numbers(groups))
-        evaluation = _Evaluation(collective, algorithm, size_bytes, len(self.ranks))
+        evaluation = Evaluation(collective, algorithm, size_bytes, len(self.ranks))
         for phase in phases:
             pattern = self._pattern(phase)
             if phase.memory_semantic and pattern.routes.scale_out.any():
@@ -227,7 +229,7 @@ class Simulator:
         return evaluation
 
 
-class _Evaluation:
+class Evaluation:
     """Accumulates phase times and arc bytes of one (collective, algorithm, size)."""
 
     def __init__(self, collective: str, algorithm: str, size_bytes: float, ranks: int) -> None:

@@ -41,6 +41,7 @@ __all__ = [
     "MAX_SIZE_BYTES",
     "MIN_SIZE_BYTES",
     "SPRAY_CHECK_MAX_FLOWS",
+    "SWEEP_MAX_PATTERN_FLOWS",
     "check_sizes",
     "performance_cell",
     "training_step_cell",
@@ -50,6 +51,15 @@ DEFAULT_COLLECTIVES = ("allreduce", "allgather", "reducescatter", "alltoall")
 DEFAULT_SIZES = tuple(2**exponent for exponent in range(10, 31))
 """1 KiB to 1 GiB in powers of two: 21 sizes (nccl-tests ``-b 1K -e 1G -f 2``)."""
 MIN_SIZE_BYTES = 1
+SWEEP_MAX_PATTERN_FLOWS = 1024 * 1023
+"""Largest all-pairs pattern a sweep evaluates: all pairs of 1,024 ranks.
+
+The simulator goes up to ``MAX_PATTERN_FLOWS`` (all pairs of 2,048 ranks), but
+such a pattern costs 10-20 s and about 2 GB per cell of a 21-size sweep; a
+what-if leaves direct (one-shot, two-shot, all-to-all direct) algorithms out of
+``auto`` above 1,024 ranks, where NCCL does not use them either. Pass
+``max_pattern_flows=MAX_PATTERN_FLOWS`` to match the simulate page exactly.
+"""
 SPRAY_CHECK_MAX_FLOWS = 131_072
 """Most flows (summed over the phases, channels included) the ECMP check re-routes with
 spraying: a sprayed flow splits over every equal-cost path, so this bounds it to a few seconds."""
@@ -88,6 +98,7 @@ def performance_cell(
     algorithms: Sequence[str] = ("auto",),
     *,
     reference_size: float | None = None,
+    max_pattern_flows: int = SWEEP_MAX_PATTERN_FLOWS,
     **sim_options: Any,
 ) -> dict[str, Any]:
     """``collective`` at every size with every algorithm; JSON-ready.
@@ -95,6 +106,8 @@ def performance_cell(
     ``sim_options`` go to ``Simulator`` (``ecmp``, ``seed``, ``channels``,
     ``transport`` ...). ``reference_size`` (default: the largest size) is where
     hashing is compared with spraying when ``ecmp`` is ``"hash"``.
+    ``max_pattern_flows``: all-pairs algorithms above it are left out of
+    ``auto`` (``SWEEP_MAX_PATTERN_FLOWS``).
 
     Returns ``collective``, ``ranks``, ``sizes``, ``algorithms``,
     ``reference_size``, ``points`` (one per algorithm and size, in that
@@ -119,7 +132,7 @@ def performance_cell(
             f"algorithms {list(algorithms)} for {collective}: expected some of auto, {', '.join(known)}"
         )
     reference = check_sizes([reference_size])[0] if reference_size is not None else sizes[-1]
-    simulator = _SweepSimulator(spec, **sim_options)
+    simulator = _SweepSimulator(spec, max_pattern_flows=max_pattern_flows, **sim_options)
     points = [_point(simulator, collective, size, algorithm) for algorithm in algorithms for size in sizes]
     return {
         "collective": collective,
@@ -145,6 +158,7 @@ def training_step_cell(
     sequence_length: int = 2_048,
     micro_batch_size: int = 1,
     micro_batches: int = 1,
+    max_pattern_flows: int = SWEEP_MAX_PATTERN_FLOWS,
     **sim_options: Any,
 ) -> dict[str, Any]:
     """Communication time of one training step (formulas in the module docstring); JSON-ready.
@@ -175,6 +189,7 @@ def training_step_cell(
         )
     activation_bytes = micro_batch_size * sequence_length * hidden_size * bytes_per_param
     gradient_bytes = model_params * bytes_per_param / tp
+    sim_options = {**sim_options, "max_pattern_flows": max_pattern_flows}
     tp_part = _group_allreduce(spec, card_ids[:tp], activation_bytes, 4 * layers * micro_batches, sim_options)
     dp_part = _group_allreduce(spec, card_ids[: tp * dp : tp], gradient_bytes, 1, sim_options)
     tp_time = tp_part["time_s"] * tp_part["per_step"] if tp_part else 0.0
@@ -194,14 +209,17 @@ def training_step_cell(
 
 
 class _SweepSimulator(Simulator):
-    """A ``Simulator`` whose ``auto`` leaves out all-pairs algorithms too large to route.
+    """A ``Simulator`` whose ``auto`` leaves out all-pairs algorithms above ``max_pattern_flows``.
 
-    ``Simulator`` refuses a pattern above ``MAX_PATTERN_FLOWS`` only after
-    building its p (p - 1) pairs, which takes seconds per size at 16,384
-    ranks; deciding from the rank count first keeps a sweep at interactive
-    speed. An algorithm is all-pairs when its pattern on 8 ranks has 8 x 7
-    flows.
+    Deciding from the rank count first also spares building the p (p - 1)
+    pairs that ``Simulator`` would refuse only afterwards (seconds per size at
+    16,384 ranks). An algorithm is all-pairs when its pattern on 8 ranks has
+    8 x 7 flows.
     """
+
+    def __init__(self, spec: FabricSpec, *, max_pattern_flows: int, **options: Any) -> None:
+        super().__init__(spec, **options)
+        self.max_pattern_flows = min(max_pattern_flows, MAX_PATTERN_FLOWS)
 
     def candidates(self, collective: str) -> list[str]:
         return [name for name in super().candidates(collective) if name not in self.too_large(collective)]
@@ -209,10 +227,10 @@ class _SweepSimulator(Simulator):
     def too_large(self, collective: str) -> dict[str, str]:
         ranks = len(self.ranks)
         flows = ranks * (ranks - 1) * self.channels
-        if flows <= MAX_PATTERN_FLOWS:
+        if flows <= self.max_pattern_flows:
             return {}
         return {
-            name: f"all-pairs pattern of {flows:,} flows, more than {MAX_PATTERN_FLOWS:,}"
+            name: f"all-pairs pattern of {flows:,} flows, more than {self.max_pattern_flows:,}"
             for name in super().candidates(collective)
             if _all_pairs(collective, name)
         }

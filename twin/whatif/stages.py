@@ -34,7 +34,7 @@ from twin.simcore.errors import FabricError
 from twin.simcore.generate import fat_tree, rail_optimised, supernode_cluster
 from twin.simcore.model import Attrs, FabricSpec
 from twin.whatif.errors import WhatIfError
-from twin.whatif.rules import DesignRules, tiers_needed
+from twin.whatif.rules import MAX_TIERS, DesignRules, tiers_needed
 
 __all__ = [
     "ALTERNATIVES",
@@ -206,7 +206,8 @@ def _tiers(rules: DesignRules, cards: int, radix: int, ports_down: int, what: st
             f"{cards:,} cards need {tiers} tiers of radix-{radix} switches with {ports_down} ports down "
             f"per leaf ({what}), more than max_tiers = {rules.max_tiers} (at most "
             f"{_capacity_text(radix, ports_down, rules.max_tiers)} cards); use a larger radix, more "
-            "oversubscription, fewer cards or allow more tiers"
+            "oversubscription or fewer cards"
+            + (f", or allow up to {MAX_TIERS} tiers" if rules.max_tiers < MAX_TIERS else "")
         )
     return tiers
 

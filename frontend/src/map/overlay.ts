@@ -86,7 +86,7 @@ export function diffClassOfRank(rank: number): DiffClass | null {
   return rank < 0 ? null : (DIFF_CLASSES[DIFF_CLASSES.length - 1 - rank] ?? null);
 }
 
-/** Node marks for later issues: a job's placement and failed elements; failed wins. */
+/** Node marks: a job's ranks ("placed", or "placed:<group>" coloured per group) and failed elements. */
 export const NODE_MARKS = ["placed", "failed"] as const;
 export type NodeMark = (typeof NODE_MARKS)[number];
 export const NODE_MARK_COLOURS: Readonly<Record<NodeMark, string>> = { placed: "#0ea5e9", failed: "#111827" };
@@ -95,18 +95,63 @@ export const NODE_MARK_LABELS: Readonly<Record<NodeMark, MessageKey>> = {
   failed: "map.mark.failed",
 };
 
+/** "placed:<k>" colours, cycled by k: a job's TP groups told apart (none is the failed black). */
+export const GROUP_MARK_COLOURS: readonly string[] = [
+  "#0ea5e9",
+  "#f97316",
+  "#a855f7",
+  "#22c55e",
+  "#e11d48",
+  "#eab308",
+  "#14b8a6",
+  "#6366f1",
+  "#84cc16",
+  "#ec4899",
+  "#0891b2",
+  "#b45309",
+];
+/** Codes 0 and 1 are NODE_MARKS; "placed:<k>" is FIRST_GROUP_MARK + k mod the palette. */
+export const FIRST_GROUP_MARK = NODE_MARKS.length;
+
+/** A mark name's code as stored in Int8Arrays, or -1 for a name the map does not know. */
+export function nodeMarkCode(mark: string): number {
+  const named = (NODE_MARKS as readonly string[]).indexOf(mark);
+  if (named >= 0) {
+    return named;
+  }
+  const group = /^placed:(\d+)$/.exec(mark);
+  return group === null ? -1 : FIRST_GROUP_MARK + (Number(group[1]) % GROUP_MARK_COLOURS.length);
+}
+
+/** Which mark an aggregate shows when its nodes differ: failed, then a group's colour, then plain placed. */
+export function nodeMarkPriority(code: number): number {
+  return code < 0 ? -1 : code === NODE_MARKS.indexOf("failed") ? 2 : code >= FIRST_GROUP_MARK ? 1 : 0;
+}
+
+export function nodeMarkColour(code: number): string {
+  if (code >= FIRST_GROUP_MARK) {
+    return GROUP_MARK_COLOURS[code - FIRST_GROUP_MARK] ?? NODE_MARK_COLOURS.placed;
+  }
+  return NODE_MARK_COLOURS[NODE_MARKS[code] ?? "placed"];
+}
+
+/** Colour of links marked failed (setLinkMarks): the failed nodes' black. */
+export const FAILED_LINK_COLOUR = NODE_MARK_COLOURS.failed;
+
 export interface Overlays {
   /** Per layout link, 0..1 or NaN. */
   utilisation: Float32Array | null;
   /** Per layout link and node, a diff rank or -1. */
   linkDiff: Int8Array | null;
   nodeDiff: Int8Array | null;
-  /** Per node: index into NODE_MARKS, or -1. */
+  /** Per node: a mark code (nodeMarkCode), or -1. */
   nodeMark: Int8Array | null;
+  /** Per layout link: 1 where marked failed. */
+  linkMark: Uint8Array | null;
 }
 
 export function emptyOverlays(): Overlays {
-  return { utilisation: null, linkDiff: null, nodeDiff: null, nodeMark: null };
+  return { utilisation: null, linkDiff: null, nodeDiff: null, nodeMark: null, linkMark: null };
 }
 
 /** Link indices by unordered node-index pair, for mapping (a, b) lists onto layout links. */
@@ -175,17 +220,31 @@ export function utilisationArray(
   return { values: out, unmatched };
 }
 
-/** Marks per node from parallel arrays of ids and mark names; later entries win ties, failed beats placed. */
+/** Marks per node from parallel arrays of ids and mark names; the first of equal priority wins, failed beats placed. */
 export function nodeMarkArray(model: MapModel, ids: readonly string[], marks: readonly string[]): Int8Array {
   const out = new Int8Array(model.nodeCount).fill(-1);
   ids.forEach((id, i) => {
     const node = model.indexOfId.get(id);
-    const mark = (NODE_MARKS as readonly string[]).indexOf(marks[i] ?? "");
-    if (node !== undefined && mark > (out[node] as number)) {
+    const mark = nodeMarkCode(marks[i] ?? "");
+    if (node !== undefined && nodeMarkPriority(mark) > nodeMarkPriority(out[node] as number)) {
       out[node] = mark;
     }
   });
   return out;
+}
+
+/** 1 on the given layout link indices; indices outside the layout are counted, not thrown. */
+export function linkMarkArray(model: MapModel, links: readonly number[]): { marks: Uint8Array; unmatched: number } {
+  const marks = new Uint8Array(model.linkCount);
+  let unmatched = 0;
+  for (const link of links) {
+    if (Number.isInteger(link) && link >= 0 && link < model.linkCount) {
+      marks[link] = 1;
+    } else {
+      unmatched += 1;
+    }
+  }
+  return { marks, unmatched };
 }
 
 export interface DiffFinding {

@@ -1,0 +1,136 @@
+"""Replays computed by a real worker and played to every viewer over the real channel layer;
+live telemetry pushed the same way; traces uploaded with clear errors."""
+import base64
+import json
+from pathlib import Path
+
+import pytest
+from asgiref.sync import async_to_sync
+from channels.testing import WebsocketCommunicator
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from tests.test_consumers import session_headers
+from tests.test_runs import wait_for
+from twin.accounts.models import Role
+from twin.asgi import application
+from twin.runs.models import Run, RunStatus
+from twin.simulations.models import ReplayPlayback, TraceFile
+
+pytestmark = pytest.mark.django_db(transaction=True)
+NCCL_LOG = Path(__file__).parent / "data" / "traces" / "nccl_debug_init_coll_8rank.log"
+
+
+def start_replay(client, snapshot, **params) -> Run:
+    response = client.post("/api/runs/", {"kind": "replay", "snapshot": snapshot.pk, "params": params}, content_type="application/json")
+    assert response.status_code == 201, response.content
+    return Run.objects.get(pk=response.json()["id"])
+
+
+def test_generated_training_step_replays_and_plays_to_viewers(celery_worker, small_snapshot, make_user):
+    from tests.conftest import logged_in_client
+
+    operator = make_user(Role.OPERATOR)
+    client = logged_in_client(operator)
+    run = start_replay(client, small_snapshot, training={"model_params": 1e9, "tp": 8, "dp": 8, "hidden_size": 2048, "seq_len": 1024}, max_frames=40)
+    wait_for(lambda: Run.objects.get(pk=run.pk).is_terminal, timeout_s=120)
+    run.refresh_from_db()
+    assert run.status == RunStatus.SUCCEEDED, run.error
+    assert run.result["events"]["total"] > 0 and run.result["duration_s"] > 0
+    playback = ReplayPlayback.objects.get(run=run)
+    assert 1 < playback.frames <= 40
+    last = client.get(f"/api/runs/{run.pk}/frames/", {"index": "last"}).json()
+    assert len(base64.b64decode(last["frame"]["utilization"])) == small_snapshot.link_count
+
+    headers = session_headers(operator)
+
+    async def watch():
+        communicator = WebsocketCommunicator(application, f"/ws/replays/{run.pk}/", headers=headers)
+        connected, _ = await communicator.connect()
+        assert connected
+        state = json.loads(await communicator.receive_from(timeout=5))
+        assert state["type"] == "replay.state" and state["state"]["playing"] is False
+        first = json.loads(await communicator.receive_from(timeout=5))
+        assert first["type"] == "replay.frame" and first["index"] == 0  # a late joiner gets the current frame
+        await communicator.send_json_to({"action": "speed", "speed": 0})
+        await communicator.send_json_to({"action": "play"})
+        frames, states = [], []
+        while len(frames) < 8:
+            message = json.loads(await communicator.receive_from(timeout=20))
+            (frames if message["type"] == "replay.frame" else states).append(message)
+        await communicator.send_json_to({"action": "pause"})
+        await communicator.disconnect()
+        return frames, states
+
+    frames, states = async_to_sync(watch)()
+    seqs = [frame["seq"] for frame in frames]
+    assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+    assert [frame["index"] for frame in frames] == sorted(frame["index"] for frame in frames)
+    assert any(state["state"]["playing"] for state in states)
+
+
+def test_viewers_cannot_drive_the_player(small_snapshot, make_user):
+    run = Run.objects.create(kind="replay", snapshot=small_snapshot, status=RunStatus.SUCCEEDED, params={})
+    from twin.simulations.replays import replay_compute
+
+    run.params = {"training": {"model_params": 1e9, "tp": 8, "dp": 2, "hidden_size": 2048, "seq_len": 1024}, "max_frames": 10}
+    summary, detail = replay_compute(run)
+    Run.objects.filter(pk=run.pk).update(result=summary, detail=detail)
+    headers = session_headers(make_user(Role.VIEWER))
+
+    async def scenario():
+        communicator = WebsocketCommunicator(application, f"/ws/replays/{run.pk}/", headers=headers)
+        connected, _ = await communicator.connect()
+        assert connected
+        await communicator.receive_from(timeout=5)
+        await communicator.receive_from(timeout=5)
+        await communicator.send_json_to({"action": "play"})
+        reply = json.loads(await communicator.receive_from(timeout=5))
+        assert reply["type"] == "replay.error" and "operators" in reply["detail"]
+        await communicator.disconnect()
+
+    async_to_sync(scenario)()
+    assert ReplayPlayback.objects.get(run=run).playing is False
+
+
+def test_trace_upload_checks_the_file(operator_client, small_snapshot):
+    ok = operator_client.post("/api/traces/", {"fabric": small_snapshot.fabric_id, "file": SimpleUploadedFile("nccl.log", NCCL_LOG.read_bytes())})
+    assert ok.status_code == 201, ok.content
+    assert ok.json()["format"] == "nccl-log" and ok.json()["ranks"] == 8
+    bad = operator_client.post("/api/traces/", {"fabric": small_snapshot.fabric_id, "file": SimpleUploadedFile("notes.txt", b"hello\n")})
+    assert bad.status_code == 400 and "notes.txt" in bad.json()["detail"]
+    assert TraceFile.objects.count() == 1
+
+
+def test_telemetry_is_pushed_to_viewers_of_the_fabric(operator_client, small_snapshot, make_user):
+    from rest_framework.authtoken.models import Token
+
+    token = Token.objects.create(user=make_user(Role.OPERATOR, username="collector"))
+    headers = session_headers(make_user(Role.VIEWER))
+    link = small_snapshot.links.select_related("a").order_by("pk").first()
+    port = {"node": link.a.key, "port": link.a_port}
+
+    def post(samples):
+        from django.test import Client
+
+        return Client().post(f"/api/fabrics/{small_snapshot.fabric_id}/telemetry/", {"samples": samples}, content_type="application/json", HTTP_AUTHORIZATION=f"Token {token.key}")
+
+    async def scenario():
+        from channels.db import database_sync_to_async
+
+        communicator = WebsocketCommunicator(application, f"/ws/fabrics/{small_snapshot.fabric_id}/", headers=headers)
+        connected, _ = await communicator.connect()
+        assert connected
+        first = await database_sync_to_async(post)([{"port": port, "timestamp": 1000.0, "tx_bytes": 0}])
+        assert first.status_code == 202, first.content
+        await communicator.receive_from(timeout=5)
+        second = await database_sync_to_async(post)([{"port": port, "timestamp": 1001.0, "tx_bytes": 25 * 10**9}])
+        assert second.status_code == 202
+        message = json.loads(await communicator.receive_from(timeout=5))
+        assert message["type"] == "fabric.telemetry" and message["seq"] == 2
+        utilization = base64.b64decode(message["frame"]["utilization"])
+        assert max(utilization) >= 120  # 25 GB in 1 s on a 50 GB/s link: about half
+        await communicator.disconnect()
+
+    async_to_sync(scenario)()
+    bad = post([{"port": port, "timestamp": "yesterday"}])
+    assert bad.status_code == 400 and "timestamp" in bad.json()["detail"]

@@ -1,0 +1,53 @@
+"""Traces to replay, replay playback state, and live telemetry state of a fabric."""
+from django.conf import settings
+from django.db import models
+
+__all__ = ("TraceFile", "ReplayPlayback", "TelemetryState")
+
+
+class TraceFile(models.Model):
+    """An uploaded traffic trace (our trace format, an NCCL debug log or nccl-tests output),
+    kept as text so that any worker can replay it."""
+
+    fabric = models.ForeignKey("fabrics.Fabric", on_delete=models.CASCADE, related_name="traces")
+    name = models.CharField(max_length=255)
+    format = models.CharField(max_length=32)
+    text = models.TextField()
+    ranks = models.PositiveIntegerField()
+    events = models.PositiveIntegerField()
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ("-created_at", "-id")
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ReplayPlayback(models.Model):
+    """Where the shared player of a finished replay stands. `generation` grows with every command,
+    so a player task that is no longer current stops by itself."""
+
+    run = models.OneToOneField("runs.Run", on_delete=models.CASCADE, primary_key=True, related_name="playback")
+    frames = models.PositiveIntegerField()
+    index = models.PositiveIntegerField(default=0)
+    playing = models.BooleanField(default=False)
+    speed = models.FloatField(default=1.0, help_text="Simulated seconds per wall-clock second; 0 = as fast as frames may go")
+    loop = models.BooleanField(default=False)
+    generation = models.PositiveIntegerField(default=0)
+    seq = models.PositiveBigIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"playback of {self.run}"
+
+
+class TelemetryState(models.Model):
+    """The last counters seen from a running fabric (to turn counters into rates) and its last frame."""
+
+    fabric = models.OneToOneField("fabrics.Fabric", on_delete=models.CASCADE, primary_key=True, related_name="telemetry")
+    state = models.JSONField(default=dict)
+    frame = models.JSONField(null=True, blank=True)
+    seq = models.PositiveBigIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)

@@ -1,0 +1,218 @@
+"""Replays and live telemetry of stored fabrics: traces in, frames out to every viewer."""
+import logging
+import time
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.db import transaction
+from django.db.models import F
+
+from twin.common.errors import ApplicationError
+from twin.fabrics.models import Fabric, Snapshot
+from twin.fabrics.realtime import fabric_group
+from twin.fabrics.selectors import snapshot_spec_get
+from twin.fabrics.services import SourceFile, decode_text
+from twin.ingest import IngestError
+from twin.replay import ReplayOptions, TelemetryError, Timeline, bind_trace, replay_summary, replay_trace, sample_timeline, telemetry_frame
+from twin.traces import (
+    detect_nccl_log,
+    detect_nccl_tests,
+    detect_trace_csv,
+    detect_trace_jsonl,
+    measurement_trace,
+    parse_nccl_log,
+    parse_nccl_tests,
+    parse_trace_csv,
+    parse_trace_jsonl,
+    training_step,
+)
+
+from .models import ReplayPlayback, TelemetryState, TraceFile
+
+__all__ = (
+    "trace_file_create", "trace_of", "replay_compute", "replay_group", "playback_state", "playback_command",
+    "replay_frame", "player_tick", "telemetry_ingest", "MAX_FRAMES_PER_SECOND",
+)
+
+log = logging.getLogger(__name__)
+
+MAX_FRAMES_PER_SECOND = 10
+PLAYER_SLICE_S = 2.0  # a player task plays this long, then queues its successor, so it never hogs a worker
+
+TRACE_READERS = (  # detection order: the most specific formats first
+    ("nccl-tests", detect_nccl_tests, lambda text, name: measurement_trace(parse_nccl_tests(text, source_name=name)[0])),
+    ("nccl-log", detect_nccl_log, lambda text, name: parse_nccl_log(text, source_name=name)),
+    ("trace-jsonl", detect_trace_jsonl, lambda text, name: parse_trace_jsonl(text, source_name=name)),
+    ("trace-csv", detect_trace_csv, lambda text, name: parse_trace_csv(text, source_name=name)),
+)
+
+
+def read_trace(text: str, name: str):
+    for format_name, detect, parse in TRACE_READERS:
+        if detect(text):
+            return format_name, parse(text, name)
+    raise IngestError("cannot tell what kind of trace this is", source=name, expected="our trace format (JSON lines or CSV), an NCCL debug log (NCCL_DEBUG=INFO) or nccl-tests output")
+
+
+def trace_file_create(*, fabric: Fabric, source: SourceFile, user=None) -> TraceFile:
+    """Check that a trace reads (IngestError naming file and line otherwise) and keep it."""
+    text = decode_text(source)
+    format_name, trace = read_trace(text, source.name)
+    return TraceFile.objects.create(fabric=fabric, name=source.name[:255], format=format_name, text=text, ranks=len(trace.ranks), events=len(trace.events), created_by=user)
+
+
+def trace_of(snapshot: Snapshot, params: dict, spec):
+    """The trace a replay run asks for: an uploaded file, or a generated training step on the
+    snapshot's first cards."""
+    if params.get("trace_file"):
+        trace_file = TraceFile.objects.filter(pk=params["trace_file"], fabric_id=snapshot.fabric_id).first()
+        if trace_file is None:
+            raise ApplicationError(f"Trace {params['trace_file']} is not a trace of {snapshot.fabric.name}.")
+        return read_trace(trace_file.text, trace_file.name)[1]
+    job = params["training"]
+    world = job["tp"] * job.get("pp", 1) * job["dp"]
+    cards = [card.id for card in spec.cards()]
+    if world > len(cards):
+        raise ApplicationError(f"TP x PP x DP = {world} ranks; {snapshot.fabric.name} v{snapshot.version} has {len(cards)} cards.")
+    return training_step(placement=cards[:world], **job)
+
+
+def replay_compute(run) -> tuple[dict, dict]:
+    """Replay a run's trace on its snapshot; returns the summary and the stored timeline."""
+    spec = snapshot_spec_get(snapshot_id=run.snapshot_id)
+    trace = trace_of(run.snapshot, run.params, spec)
+    options = ReplayOptions(ecmp=run.params.get("ecmp", "hash"), transport=run.snapshot.fabric.transport or None, ordering=run.params.get("ordering", "communicator"))
+    replay = replay_trace(bind_trace(spec, trace), options=options)
+    timeline = sample_timeline(replay, max_frames=run.params.get("max_frames", 600))
+    plain = timeline.to_plain()
+    ReplayPlayback.objects.update_or_create(run=run, defaults={"frames": len(timeline), "index": 0, "playing": False})
+    return replay_summary(replay), {"timeline": plain, "options": options.to_plain()}
+
+
+def replay_group(run_id: int) -> str:
+    return f"twin.replay.{run_id}"
+
+
+def playback_state(playback: ReplayPlayback) -> dict:
+    return {"playing": playback.playing, "speed": playback.speed, "loop": playback.loop, "index": playback.index, "frames": playback.frames}
+
+
+def timeline_of(run_id: int) -> Timeline:
+    from twin.runs.models import Run
+
+    return Timeline.from_plain(Run.objects.values_list("detail", flat=True).get(pk=run_id)["timeline"])
+
+
+def replay_frame(run_id: int, index: int, seq: int, timeline: Timeline | None = None) -> dict:
+    frame = dict((timeline or timeline_of(run_id)).frame(index))
+    frame["seq"] = seq
+    return frame
+
+
+def send(run_id: int, event: dict) -> None:
+    try:
+        async_to_sync(get_channel_layer().group_send)(replay_group(run_id), event)
+    except Exception:  # noqa: BLE001 - viewers catch up on the next frame or on reconnect
+        log.warning("could not push to replay %s viewers", run_id, exc_info=True)
+
+
+def broadcast_state(playback: ReplayPlayback) -> None:
+    send(playback.run_id, {"type": "replay.state", "state": playback_state(playback)})
+
+
+def playback_command(*, run_id: int, action: str, index: int | None = None, speed: float | None = None, loop: bool | None = None) -> ReplayPlayback:
+    """Play, pause, seek, change speed or loop; every viewer gets the new state."""
+    from .tasks import replay_player_task
+
+    with transaction.atomic():
+        playback = ReplayPlayback.objects.select_for_update().filter(run_id=run_id).first()
+        if playback is None:
+            raise ApplicationError(f"Run {run_id} is not a finished replay.")
+        if action == "play":
+            playback.playing = True
+            if playback.index >= playback.frames - 1 and not playback.loop:
+                playback.index = 0
+        elif action == "pause":
+            playback.playing = False
+        elif action == "seek":
+            if index is None or not 0 <= index < playback.frames:
+                raise ApplicationError(f"Seek to a frame between 0 and {playback.frames - 1}.")
+            playback.index = index
+        elif action == "speed":
+            if speed is None or not (speed == 0 or 0.25 <= speed <= 64):
+                raise ApplicationError("Speed is 0 (as fast as possible) or between 0.25 and 64.")
+            playback.speed = speed
+        elif action == "loop":
+            playback.loop = bool(loop)
+        else:
+            raise ApplicationError(f"Unknown action {action!r}; expected play, pause, seek, speed or loop.")
+        playback.generation += 1
+        playback.save()
+    broadcast_state(playback)
+    if action == "seek" or not playback.playing:
+        playback_push_frame(playback)
+    if playback.playing:
+        transaction.on_commit(lambda: replay_player_task.apply_async(args=[run_id, playback.generation]))
+    return playback
+
+
+def playback_push_frame(playback: ReplayPlayback, timeline: Timeline | None = None) -> None:
+    seq = ReplayPlayback.objects.filter(pk=playback.pk).update(seq=F("seq") + 1) and ReplayPlayback.objects.values_list("seq", flat=True).get(pk=playback.pk)
+    send(playback.run_id, {"type": "replay.frame", "seq": seq, "index": playback.index, "frame": replay_frame(playback.run_id, playback.index, seq, timeline)})
+
+
+def player_tick(*, run_id: int, generation: int) -> None:
+    """Play frames for a slice of time at the chosen speed (at most 10 a second), then hand over
+    to a successor task; stops when paused, finished or superseded by a newer command."""
+    from .tasks import replay_player_task
+
+    timeline = timeline_of(run_id)
+    interval_s = float(timeline.t_end_s[0] - timeline.t_s[0]) or 1e-6  # simulated seconds per frame
+    started = time.monotonic()
+    while time.monotonic() - started < PLAYER_SLICE_S:
+        playback = ReplayPlayback.objects.filter(run_id=run_id, generation=generation, playing=True).first()
+        if playback is None:
+            return  # paused, or a newer command runs its own player
+        playback_push_frame(playback, timeline)
+        # Frames due in one tick at this speed: skip ahead rather than exceed 10 frames a second.
+        per_tick = 1 if playback.speed == 0 else max(1, round(playback.speed / (interval_s * MAX_FRAMES_PER_SECOND)))
+        wait_s = 1 / MAX_FRAMES_PER_SECOND if playback.speed == 0 else max(1 / MAX_FRAMES_PER_SECOND, interval_s * per_tick / playback.speed)
+        next_index = playback.index + per_tick
+        changes = {"index": next_index}
+        if next_index >= playback.frames:
+            changes = {"index": 0} if playback.loop else {"index": playback.frames - 1, "playing": False}
+        if not ReplayPlayback.objects.filter(run_id=run_id, generation=generation).update(**changes):
+            return
+        if changes.get("playing") is False:
+            broadcast_state(ReplayPlayback.objects.get(run_id=run_id))
+            return
+        time.sleep(wait_s)
+    replay_player_task.apply_async(args=[run_id, generation])
+
+
+def telemetry_ingest(*, fabric: Fabric, samples: list) -> dict:
+    """Turn port-counter samples into a frame on the fabric's latest snapshot and push it to
+    everyone viewing the fabric; returns the frame."""
+    snapshot = fabric.latest_snapshot()
+    if snapshot is None:
+        raise ApplicationError(f"{fabric.name} has no discovered snapshot to map telemetry onto.")
+    spec = snapshot_spec_get(snapshot_id=snapshot.pk)
+    with transaction.atomic():
+        current, _ = TelemetryState.objects.select_for_update().get_or_create(fabric=fabric)
+        try:
+            frame, state = telemetry_frame(spec, samples, previous=current.state or None)
+        except TelemetryError as error:
+            raise ApplicationError(str(error), extra={"problems": [str(problem) for problem in getattr(error, "problems", ())]}) from error
+        current.seq += 1
+        frame = {**frame, "seq": current.seq}
+        current.state, current.frame = state, frame
+        current.save()
+    transaction.on_commit(lambda: send_fabric_telemetry(fabric.pk, frame))
+    return frame
+
+
+def send_fabric_telemetry(fabric_id: int, frame: dict) -> None:
+    try:
+        async_to_sync(get_channel_layer().group_send)(fabric_group(fabric_id), {"type": "fabric.telemetry", "seq": frame["seq"], "frame": frame})
+    except Exception:  # noqa: BLE001 - the frame is stored; viewers get the next one
+        log.warning("could not push telemetry of fabric %s", fabric_id, exc_info=True)

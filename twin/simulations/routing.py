@@ -1,0 +1,7 @@
+from django.urls import path
+
+from .consumers import ReplayConsumer
+
+websocket_urlpatterns = [
+    path("ws/replays/<int:run_id>/", ReplayConsumer.as_asgi()),
+]
