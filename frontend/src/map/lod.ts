@@ -38,6 +38,8 @@ export interface LinkFolds {
   readonly mark?: Int8Array | null;
   /** 1 on the links of the highlighted path. */
   readonly path?: Uint8Array | null;
+  /** 1 on links marked failed (a what-if). */
+  readonly failed?: Uint8Array | null;
 }
 
 export interface SceneEdge {
@@ -50,6 +52,8 @@ export interface SceneEdge {
   utilisation: number;
   mark: number;
   path: boolean;
+  /** Some link inside is marked failed. */
+  failed: boolean;
   /** One of its links, for tooltips and details. */
   readonly firstLink: number;
 }
@@ -185,7 +189,7 @@ export function buildScene(
   const innerSeverity = new Uint8Array(model.groupCount);
   const edges: SceneEdge[] = [];
   const byPair = new Map<number, number>();
-  const { utilisation, mark, path } = folds;
+  const { utilisation, mark, path, failed } = folds;
   for (let link = 0; link < model.linkCount; link += 1) {
     const ra = rep[model.linkA[link] as number] as number;
     const rb = rep[model.linkB[link] as number] as number;
@@ -205,7 +209,7 @@ export function buildScene(
     if (index === undefined) {
       index = edges.length;
       byPair.set(key, index);
-      edges.push({ a: low, b: high, count: 0, gbps: 0, severity: 0, utilisation: NaN, mark: -1, path: false, firstLink: link });
+      edges.push({ a: low, b: high, count: 0, gbps: 0, severity: 0, utilisation: NaN, mark: -1, path: false, failed: false, firstLink: link });
     }
     const edge = edges[index] as SceneEdge;
     edge.count += 1;
@@ -224,6 +228,9 @@ export function buildScene(
     }
     if (path && path[link] === 1) {
       edge.path = true;
+    }
+    if (failed && failed[link] === 1) {
+      edge.failed = true;
     }
   }
   const items: number[] = [];

@@ -6,9 +6,10 @@ import type { Scene } from "./lod";
 import type { MapModel } from "./model";
 import {
   DIFF_COLOURS,
-  NODE_MARK_COLOURS,
-  NODE_MARKS,
+  FAILED_LINK_COLOUR,
   diffClassOfRank,
+  nodeMarkColour,
+  nodeMarkPriority,
   utilisationColour,
   type Overlays,
 } from "./overlay";
@@ -123,7 +124,7 @@ export function styleScene(model: MapModel, scene: Scene, state: MapState): Styl
       if (overlays.nodeDiff && (overlays.nodeDiff[node] as number) > (itemDiff[rep] as number)) {
         itemDiff[rep] = overlays.nodeDiff[node] as number;
       }
-      if (overlays.nodeMark && (overlays.nodeMark[node] as number) > (itemMark[rep] as number)) {
+      if (overlays.nodeMark && nodeMarkPriority(overlays.nodeMark[node] as number) > nodeMarkPriority(itemMark[rep] as number)) {
         itemMark[rep] = overlays.nodeMark[node] as number;
       }
       if (pathActive && state.pathNodes.has(node)) {
@@ -164,7 +165,7 @@ export function styleScene(model: MapModel, scene: Scene, state: MapState): Styl
     }
     const mark = itemMark[item] as number;
     if (mark >= 0) {
-      color = NODE_MARK_COLOURS[NODE_MARKS[mark]!];
+      color = nodeMarkColour(mark);
       zIndex = 2;
       size += 1;
     }
@@ -211,6 +212,11 @@ export function styleScene(model: MapModel, scene: Scene, state: MapState): Styl
         color = DIMMED_COLOUR;
         zIndex = 0;
       }
+    }
+    if (edge.failed) {
+      color = FAILED_LINK_COLOUR;
+      size += 2;
+      zIndex = 6;
     }
     return { a: edge.a, b: edge.b, size, color, zIndex };
   });
