@@ -148,3 +148,55 @@ def test_upload_with_progress_and_live_news_for_other_viewers(tmp_path, stack_da
             assert "v2" in news and "admin" in news
     finally:
         redis.stop()
+
+
+def test_map_search_details_path_and_diff_overlay(tmp_path, stack_database_url, browser):
+    """The demo super-node's map: search a card, open its details, pick two cards and see the
+    hop path, then upload a re-cabled snapshot and see the diff overlay; a screenshot per step."""
+    import json
+
+    from twin.ingest import export_canonical
+    from twin.simcore.generate import supernode
+
+    recabled = json.loads(export_canonical(supernode(cards=1024, name="demo-supernode")))
+    first, second = recabled["links"][0], recabled["links"][1]
+    first["b_port"], second["b_port"] = second["b_port"], first["b_port"]  # two cables swapped on leaf-01
+    recabled["links"][5]["state"] = "down"
+    upload = tmp_path / "recabled.json"
+    upload.write_text(json.dumps(recabled))
+    ARTIFACTS.mkdir(exist_ok=True)
+    redis = EmbeddedRedis(workdir=tmp_path / "redis").start()
+    try:
+        with Stack(data_dir=tmp_path, env_overrides={"DATABASE_URL": stack_database_url, "REDIS_URL": redis.url}) as stack:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            log_in(page, stack.base_url)
+            page.click("text=demo-supernode")
+            page.wait_for_function("document.querySelector('#fabric-map').dataset.nodes === '1072'", timeout=20000)
+            page.screenshot(path=str(ARTIFACTS / "map-1-demo.png"))
+
+            search = page.locator(".tmap-search-input")
+            search.fill("card-0005")
+            page.wait_for_selector(".tmap-results li[role=option] strong:text('card-0005')", timeout=10000)
+            search.press("Enter")
+            page.wait_for_selector(".tmap-details h3:text('card-0005')", timeout=10000)
+            page.wait_for_selector(".tmap-details :text('leaf-01')", timeout=10000)
+            page.screenshot(path=str(ARTIFACTS / "map-2-details.png"))
+
+            page.click(".tmap-details button:text('Path from here')")
+            search.fill("card-1000")
+            page.wait_for_selector(".tmap-results li[role=option] strong:text('card-1000')", timeout=10000)
+            search.press("Enter")
+            page.wait_for_function("document.querySelector('#fabric-map').dataset.pathHops === '3'", timeout=15000)
+            page.screenshot(path=str(ARTIFACTS / "map-3-path.png"))
+
+            page.goto(stack.base_url + "/upload/")
+            page.set_input_files("input[name=file]", [str(upload)])
+            page.fill("#id_fabric", "demo-supernode")
+            page.click("#upload-form button[type=submit]")
+            page.wait_for_selector("#upload-open", timeout=60000)
+            page.click("#upload-open")
+            page.click("#snapshot-table a:text('on the map')")
+            page.wait_for_function("Number(document.querySelector('#fabric-map').dataset.diffFindings) >= 2", timeout=30000)
+            page.screenshot(path=str(ARTIFACTS / "map-4-diff.png"))
+    finally:
+        redis.stop()

@@ -1,8 +1,10 @@
 // The #fabric-live banner on a fabric's page: listens on the fabric's
 // websocket and says when someone stores a new snapshot, with a link to it.
+// The same socket carries live telemetry frames, handed to a TelemetryListener.
 
 import { RECONNECT_BACKOFF } from "./backoff";
 import { element } from "./dom";
+import { parseTelemetryMessage, type TelemetryMessage } from "./frames";
 import type { MessageKey, Translate } from "./i18n";
 import { connectionReporter, type LiveStatusMonitor } from "./liveStatus";
 import { ReconnectingSocket, websocketUrl, type OpenSocket } from "./reconnectingSocket";
@@ -68,6 +70,13 @@ export function snapshotPageUrl(fabricUrl: string, snapshotId: number): string {
   return `${fabricUrl}${fabricUrl.includes("?") ? "&" : "?"}snapshot=${snapshotId}`;
 }
 
+/** Hears the socket's "fabric.telemetry" frames (liveTelemetry.ts). */
+export interface TelemetryListener {
+  offer(message: TelemetryMessage): void;
+  /** A (re)connected socket: the server may number its frames afresh. */
+  connected(): void;
+}
+
 export interface FabricLiveContext {
   readonly doc: Document;
   readonly t: Translate;
@@ -76,6 +85,7 @@ export interface FabricLiveContext {
   readonly openSocket: OpenSocket;
   readonly timers: Timers;
   readonly random?: () => number;
+  readonly telemetry?: TelemetryListener | null | undefined;
 }
 
 /** Starts listening; returns the socket (for stop()), or null when the banner names no socket. */
@@ -87,11 +97,18 @@ export function mountFabricLive(banner: HTMLElement, context: FabricLiveContext)
   }
   // Announced politely to screen readers when it appears.
   banner.setAttribute("role", "status");
+  const reporter = connectionReporter(context.liveStatus);
+  const telemetry = context.telemetry ?? null;
   const socket: ReconnectingSocket = new ReconnectingSocket({
     url: websocketUrl(context.pageLocation, wsPath),
     onMessage: (data) => {
       const snapshot = parseFabricMessage(data);
       if (snapshot === null) {
+        const frame = telemetry === null ? null : parseTelemetryMessage(data);
+        if (frame !== null) {
+          socket.markHealthy();
+          telemetry?.offer(frame);
+        }
         return;
       }
       socket.markHealthy();
@@ -102,7 +119,11 @@ export function mountFabricLive(banner: HTMLElement, context: FabricLiveContext)
       );
       banner.hidden = false;
     },
-    ...connectionReporter(context.liveStatus),
+    onConnected: () => {
+      reporter.onConnected();
+      telemetry?.connected();
+    },
+    onDisconnected: reporter.onDisconnected,
     // The server sends nothing until a snapshot lands, so a connection that
     // has simply stayed up for the longest retry delay counts as healthy.
     stableAfterMs: RECONNECT_BACKOFF.capMs,

@@ -2,12 +2,15 @@
 // "succeeded" it fetches the run's detail (per-link arrays in the layout's link
 // order) and hands them to the map, with a "Showing … — Clear" note in
 // #map-overlay-note next to #fabric-map. One run at a time: a newer one replaces it.
+// It shares the map's one utilisation overlay with live telemetry through the
+// page's OverlaySlot: the later of the two replaces the other.
 
 import { collectiveLinkUtilisation } from "./collective";
 import { element } from "./dom";
 import { describeRequestError, type JsonClient } from "./http";
 import type { Translate } from "./i18n";
 import type { TopologyMap } from "./map/topologyMap";
+import type { OverlayHolder, OverlaySlot } from "./overlaySlot";
 import { runSubresourceUrl, type Run } from "./runState";
 
 /** The part of the map this needs; tests pass a fake. */
@@ -19,6 +22,8 @@ export interface RunOverlayContext {
   readonly http: JsonClient;
   /** The page's map once it is drawn; null when there is none or it failed to load. */
   readonly map: () => Promise<UtilisationMap | null>;
+  /** The page's one utilisation overlay, shared with live telemetry. */
+  readonly slot?: OverlaySlot | undefined;
 }
 
 export interface RunOverlay {
@@ -57,15 +62,37 @@ export function runOverlay(context: RunOverlayContext): RunOverlay {
     }
   };
 
-  const clear = (): void => {
-    request += 1;
-    requestedRun = null;
-    shownOn?.clearOverlay("utilisation");
-    shownOn = null;
+  const hideNote = (): void => {
     const target = doc.getElementById("map-overlay-note");
     if (target !== null) {
       target.replaceChildren();
       target.hidden = true;
+    }
+  };
+
+  // Telemetry took the map: forget the run (its answer in flight too); the map is redrawn by the newcomer.
+  const holder: OverlayHolder = {
+    onLost: () => {
+      request += 1;
+      requestedRun = null;
+      shownOn = null;
+      hideNote();
+    },
+  };
+
+  const clear = (): void => {
+    request += 1;
+    requestedRun = null;
+    context.slot?.release(holder);
+    shownOn?.clearOverlay("utilisation");
+    shownOn = null;
+    hideNote();
+  };
+
+  /** Nothing of this run got drawn: if it had taken the map from telemetry, leave the map clear. */
+  const giveBack = (): void => {
+    if (shownOn === null && context.slot?.release(holder) === true) {
+      void context.map().then((map) => map?.clearOverlay("utilisation"));
     }
   };
 
@@ -79,6 +106,7 @@ export function runOverlay(context: RunOverlayContext): RunOverlay {
         return;
       }
       if (values === null) {
+        giveBack();
         say("muted", [t("mapOverlay.noData", { id: run.id })]);
         return;
       }
@@ -97,11 +125,13 @@ export function runOverlay(context: RunOverlayContext): RunOverlay {
       if (run.kind !== "collective" || run.status !== "succeeded" || runUrl === "" || run.id === requestedRun) {
         return;
       }
+      context.slot?.claim(holder);
       requestedRun = run.id;
       request += 1;
       const token = request;
       show(run, runUrl, token).catch((error: unknown) => {
         if (token === request) {
+          giveBack();
           say("error-text", [t("mapOverlay.failed", { id: run.id, detail: describeRequestError(error, t) })]);
         }
       });

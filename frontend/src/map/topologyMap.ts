@@ -16,12 +16,16 @@ import {
   DIFF_CLASSES,
   DIFF_COLOURS,
   DIFF_LABELS,
+  FAILED_LINK_COLOUR,
+  FIRST_GROUP_MARK,
+  GROUP_MARK_COLOURS,
   NODE_MARK_COLOURS,
   NODE_MARK_LABELS,
   NODE_MARKS,
   UTILISATION_STOPS,
   diffArrays,
   emptyOverlays,
+  linkMarkArray,
   linksByPair,
   nodeMarkArray,
   parseFindings,
@@ -55,8 +59,13 @@ export interface TopologyMap {
   readonly model: MapModel;
   /** Per-link utilisation 0..1: `values` in layout link order, or `a`/`b` node ids with `value`. */
   setLinkUtilisation(input: LinkValues): { unmatched: number };
-  /** Per-node marks ("placed" for a job's ranks, "failed" for what-if failures). */
+  /**
+   * Per-node marks: "placed" for a job's ranks, "placed:<k>" for ranks of group k (one colour
+   * per group, cycled), "failed" for what-if failures. Replaces the previous node marks.
+   */
   setNodeMarks(ids: readonly string[], marks: readonly string[]): void;
+  /** Links (layout link indices) drawn as failed; replaces the previous ones. Cleared with the marks. */
+  setLinkMarks(links: readonly number[]): { unmatched: number };
   clearOverlay(name: "utilisation" | "marks" | "diff"): void;
   focusNode(id: string): Promise<boolean>;
   showPath(ids: readonly string[], hops?: number): void;
@@ -256,6 +265,7 @@ function showMap(host: HTMLElement, stage: HTMLElement, model: MapModel, context
     utilisation: overlays.utilisation,
     mark: linkOverlay === "diff" ? overlays.linkDiff : null,
     path: path?.links ?? null,
+    failed: overlays.linkMark,
   });
   const computeScene = (): Scene => (lodEnabled ? selectScene(model, view.view(), lodOptions, folds()) : fullScene(model, folds()));
   const refreshScene = (): void => {
@@ -497,6 +507,14 @@ function showMap(host: HTMLElement, stage: HTMLElement, model: MapModel, context
           entries.push(entry(NODE_MARK_COLOURS[mark], t(NODE_MARK_LABELS[mark]), "node"));
         }
       });
+      if ([...present].some((code) => code >= FIRST_GROUP_MARK)) {
+        const swatch = element(doc, "span", { class: "legend-swatch legend-node legend-groups" });
+        swatch.style.background = `conic-gradient(${GROUP_MARK_COLOURS.slice(0, 4).join(", ")})`;
+        entries.push(element(doc, "li", {}, [swatch, t("map.mark.placedGroups")]));
+      }
+    }
+    if (overlays.linkMark?.includes(1)) {
+      entries.push(entry(FAILED_LINK_COLOUR, t("map.mark.failedLink"), "link"));
     }
     if (path !== null) {
       entries.push(entry(PATH_COLOUR, t("map.legend.path"), "link"));
@@ -540,11 +558,29 @@ function showMap(host: HTMLElement, stage: HTMLElement, model: MapModel, context
       renderLegend();
       refreshScene();
     },
+    setLinkMarks(links) {
+      const { marks, unmatched } = linkMarkArray(model, links);
+      overlays.linkMark = marks.includes(1) ? marks : null;
+      // A few failed links are opened up to, like a path; many would open everything.
+      if (links.length <= 50) {
+        for (const link of links) {
+          for (const end of [model.linkA[link], model.linkB[link]]) {
+            for (const g of end === undefined ? [] : pinsForNode(model, end)) {
+              pinned.add(g);
+            }
+          }
+        }
+      }
+      renderLegend();
+      refreshScene();
+      return { unmatched };
+    },
     clearOverlay(name) {
       if (name === "utilisation") {
         overlays.utilisation = null;
       } else if (name === "marks") {
         overlays.nodeMark = null;
+        overlays.linkMark = null;
       } else {
         overlays.linkDiff = null;
         overlays.nodeDiff = null;
