@@ -14,6 +14,8 @@ export interface SocketHandlers {
 
 export interface SocketConnection {
   close(): void;
+  /** Sends a text message; only called once the socket has opened. */
+  send(data: string): void;
 }
 
 /** Opens a socket to `url` and reports its events; a seam so tests need no network. */
@@ -73,6 +75,7 @@ export class ReconnectingSocket {
   private stableTimer: number | null = null;
   private failedAttempts = 0;
   private stopped = false;
+  private open = false;
 
   constructor(private readonly options: ReconnectingSocketOptions) {}
 
@@ -91,9 +94,26 @@ export class ReconnectingSocket {
     this.failedAttempts = 0;
   }
 
+  /**
+   * Sends on the open connection; false (nothing sent) while connecting or
+   * disconnected: the owner decides whether that matters.
+   */
+  send(data: string): boolean {
+    if (!this.open || this.connection === null) {
+      return false;
+    }
+    try {
+      this.connection.send(data);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   /** Stops for good: closes the socket and cancels any pending reconnect. */
   stop(): void {
     this.stopped = true;
+    this.open = false;
     this.clearTimer("retryTimer");
     this.clearTimer("stableTimer");
     const connection = this.connection;
@@ -139,6 +159,7 @@ export class ReconnectingSocket {
   }
 
   private opened(): void {
+    this.open = true;
     const stableAfterMs = this.options.stableAfterMs;
     if (stableAfterMs !== undefined) {
       this.clearTimer("stableTimer");
@@ -151,6 +172,7 @@ export class ReconnectingSocket {
   }
 
   private closed(code: number): void {
+    this.open = false;
     this.connection = null;
     this.connectionToken = null;
     this.clearTimer("stableTimer");

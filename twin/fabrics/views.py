@@ -10,7 +10,7 @@ from twin.accounts.decorators import role_required
 from twin.accounts.models import Role
 from twin.common.errors import ApplicationError
 from twin.ingest import ParseOptions
-from twin.runs.forms import FailureForm, PlacementForm, ReplayForm
+from twin.runs.forms import FailureForm, PlacementForm, ReplayForm, WhatIfForm
 from twin.simulations.services import ALGORITHMS, COLLECTIVES, ECMP_MODES
 
 from .forms import SnapshotUploadForm
@@ -41,7 +41,7 @@ def fabric_page(request, fabric_id: int):
         {
             "fabric": fabric, "snapshot": snapshot, "snapshots": snapshots, "runs": runs, "compare": compare,
             "collectives": COLLECTIVES, "algorithms": ALGORITHMS, "ecmp_modes": ECMP_MODES,
-            "placement_form": PlacementForm(), "failure_form": FailureForm(), "replay_form": ReplayForm(),
+            "placement_form": PlacementForm(), "failure_form": FailureForm(), "replay_form": ReplayForm(), "whatif_form": WhatIfForm(),
         },
     )
 

@@ -115,9 +115,20 @@ class ReplayParams(serializers.Serializer):
         return data
 
 
+class WhatIfParams(serializers.Serializer):
+    factors = serializers.ListField(child=serializers.FloatField(), required=False, help_text="Growth factors, first = reference (default 1, 2, 4, 8)")
+    alternatives = serializers.ListField(child=serializers.CharField(), required=False, help_text="one-supernode, k-supernodes, rail")
+    k = serializers.IntegerField(min_value=2, required=False, help_text="Super-nodes of the k-supernodes alternative")
+    collectives = serializers.ListField(child=serializers.CharField(), required=False)
+    sizes = serializers.ListField(child=serializers.FloatField(), required=False, help_text="Message sizes in bytes (default 1 KiB to 1 GiB)")
+    overrides = serializers.DictField(required=False, help_text="Design rules to override (see docs/whatif.md)")
+    items = serializers.DictField(required=False, help_text="Power and cost per item to override")
+    threshold_points = serializers.FloatField(min_value=0.1, max_value=100, required=False, help_text="Efficiency drop that marks the knee")
+
+
 RUN_PARAMS = {
     RunKind.HOP_STATS: NoParams, RunKind.COLLECTIVE: CollectiveParams, RunKind.PLACEMENT: PlacementParams,
-    RunKind.FAILURES: FailureParams, RunKind.REPLAY: ReplayParams,
+    RunKind.FAILURES: FailureParams, RunKind.REPLAY: ReplayParams, RunKind.WHATIF: WhatIfParams,
 }
 
 

@@ -6,7 +6,7 @@ from twin.simcore.algorithms import COLLECTIVES
 from twin.simcore.errors import TwinCoreError
 from twin.simcore.units import parse_size
 
-__all__ = ("PlacementForm", "FailureForm", "ReplayForm")
+__all__ = ("PlacementForm", "FailureForm", "ReplayForm", "WhatIfForm")
 
 
 class PlacementForm(forms.Form):
@@ -68,3 +68,23 @@ class ReplayForm(forms.Form):
             return {"trace_file": trace_file_id, "ordering": data["ordering"]}
         training = {"model_params": data["model_params"], "tp": data["tp"], "pp": data["pp"], "dp": data["dp"], "hidden_size": 12288, "seq_len": 2048}
         return {"training": training, "ordering": data["ordering"]}
+
+
+class WhatIfForm(forms.Form):
+    factors = forms.CharField(label=_("Growth factors"), initial="1,2,4,8", help_text=_("The first is the reference stage"))
+    alternatives = forms.MultipleChoiceField(
+        label=_("Designs"), initial=["one-supernode", "k-supernodes", "rail"], widget=forms.CheckboxSelectMultiple,
+        choices=[("one-supernode", _("one super-node")), ("k-supernodes", _("k super-nodes + scale-out")), ("rail", _("rail-optimised"))],
+    )
+    k = forms.IntegerField(label="k", min_value=2, initial=2)
+    threshold_points = forms.FloatField(label=_("Knee threshold (points)"), min_value=0.1, max_value=100, initial=10)
+
+    def clean_factors(self) -> list[float]:
+        try:
+            return [float(value) for value in self.cleaned_data["factors"].replace(" ", "").split(",") if value]
+        except ValueError:
+            raise forms.ValidationError(_("Expected numbers separated by commas, like 1,2,4,8.")) from None
+
+    def params(self) -> dict:
+        data = self.cleaned_data
+        return {"factors": data["factors"], "alternatives": data["alternatives"], "k": data["k"], "threshold_points": data["threshold_points"]}

@@ -12,6 +12,7 @@ class RunKind(models.TextChoices):
     PLACEMENT = "placement", _("Job placement")
     FAILURES = "failures", _("Failure what-if")
     REPLAY = "replay", _("Traffic replay")
+    WHATIF = "whatif", _("Staged scale-out what-if")
 
 
 class RunStatus(models.TextChoices):

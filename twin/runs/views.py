@@ -13,11 +13,11 @@ from twin.simcore.errors import TwinCoreError
 from twin.simulations.models import ReplayPlayback
 from twin.simulations.replays import trace_file_create
 
-from .forms import FailureForm, PlacementForm, ReplayForm
+from .forms import FailureForm, PlacementForm, ReplayForm, WhatIfForm
 from .models import Run, RunKind
 from .services import run_create
 
-__all__ = ("run_page", "placement_start", "failures_start", "replay_start")
+__all__ = ("run_page", "placement_start", "failures_start", "replay_start", "whatif_start")
 
 
 def run_page(request, run_id: int):
@@ -75,3 +75,10 @@ def replay_start(request, snapshot_id: int):
         return form.params(trace.pk if trace else None)
 
     return start_or_report(request, snapshot, RunKind.REPLAY, ReplayForm(request.POST, request.FILES), params_of)
+
+
+@role_required(Role.OPERATOR)
+@require_POST
+def whatif_start(request, snapshot_id: int):
+    snapshot = get_object_or_404(Snapshot, pk=snapshot_id)
+    return start_or_report(request, snapshot, RunKind.WHATIF, WhatIfForm(request.POST), lambda form: form.params())

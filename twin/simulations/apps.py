@@ -6,4 +6,4 @@ class SimulationsConfig(AppConfig):
     label = "simulations"
 
     def ready(self) -> None:
-        from . import fanouts  # noqa: F401 - registers the fanned-out run kinds
+        from . import fanouts, whatifs  # noqa: F401 - register the fanned-out run kinds

@@ -1,11 +1,15 @@
 """The diagnosis page: the article's troubleshooting table run bottom-up on a fabric."""
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from twin.fabrics.models import Fabric
+from twin.runs.models import Run, RunKind, RunStatus
+from twin.whatif.render import render_comparison_html, render_csv, render_html, render_pdf, report_json
+from twin.whatif.report import compare_reports
 
 from .services import fabric_diagnose
 
-__all__ = ("diagnosis_page",)
+__all__ = ("diagnosis_page", "whatif_report_page", "whatif_report_download", "whatif_compare_page")
 
 RECENT_MEASUREMENTS = 20
 
@@ -18,3 +22,42 @@ def diagnosis_page(request, fabric_id: int):
         entries = fabric.experiments.filter(snapshot=snapshot).order_by("-created_at")[:RECENT_MEASUREMENTS]
         result = fabric_diagnose(snapshot=snapshot, measurement_entries=list(entries))
     return render(request, "simulations/diagnosis.html", {"fabric": fabric, "snapshot": snapshot, "result": result})
+
+
+REPORT_DOWNLOADS = {
+    "pdf": ("application/pdf", render_pdf),
+    "csv": ("text/csv", render_csv),
+    "json": ("application/json", report_json),
+}
+
+
+def finished_whatif(run_id: int) -> Run:
+    run = get_object_or_404(Run.objects.select_related("snapshot__fabric"), pk=run_id, kind=RunKind.WHATIF)
+    if run.status != RunStatus.SUCCEEDED:
+        raise Http404(f"What-if run {run.pk} has no report ({run.get_status_display().lower()}).")
+    return run
+
+
+def whatif_report_page(request, run_id: int):
+    """The report, served from the stored run (nothing is recomputed)."""
+    run = finished_whatif(run_id)
+    others = Run.objects.filter(kind=RunKind.WHATIF, status=RunStatus.SUCCEEDED, snapshot__fabric=run.snapshot.fabric).exclude(pk=run.pk).order_by("-created_at")[:20]
+    return render(request, "simulations/whatif_report.html", {"run": run, "report_html": render_html(run.detail["report"], full_page=False), "others": others})
+
+
+def whatif_report_download(request, run_id: int, fmt: str):
+    run = finished_whatif(run_id)
+    if fmt not in REPORT_DOWNLOADS:
+        raise Http404(f"No {fmt} download; there are {', '.join(REPORT_DOWNLOADS)}.")
+    content_type, render_report = REPORT_DOWNLOADS[fmt]
+    response = HttpResponse(render_report(run.detail["report"]), content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="whatif-{run.pk}.{fmt}"'
+    return response
+
+
+def whatif_compare_page(request):
+    a, b = (finished_whatif(int(value)) if str(value).isdigit() else None for value in (request.GET.get("a"), request.GET.get("b")))
+    if a is None or b is None:
+        raise Http404("Compare two finished what-if runs: ?a=<run id>&b=<run id>.")
+    comparison = compare_reports(a.detail["report"], b.detail["report"])
+    return render(request, "simulations/whatif_compare.html", {"a": a, "b": b, "comparison_html": render_comparison_html(comparison)})

@@ -60,7 +60,7 @@ what-if leaves direct (one-shot, two-shot, all-to-all direct) algorithms out of
 ``auto`` above 1,024 ranks, where NCCL does not use them either. Pass
 ``max_pattern_flows=MAX_PATTERN_FLOWS`` to match the simulate page exactly.
 """
-SPRAY_CHECK_MAX_FLOWS = 131_072
+SPRAY_CHECK_MAX_FLOWS = 65_536
 """Most flows (summed over the phases, channels included) the ECMP check re-routes with
 spraying: a sprayed flow splits over every equal-cost path, so this bounds it to a few seconds."""
 MAX_SIZE_BYTES = 2**36

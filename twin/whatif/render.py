@@ -112,7 +112,7 @@ def render_html(report: Mapping[str, Any], *, full_page: bool = True) -> str:
 def render_pdf(report: Mapping[str, Any]) -> bytes:
     """A printable PDF: a title page with the knee, the plots, then the stage tables."""
     buffer = io.BytesIO()
-    with PdfPages(buffer, metadata={"Title": report["title"], "Creator": "twin.whatif"}) as pdf:
+    with PdfPages(buffer, metadata={"Title": report["title"], "Creator": "twin.whatif", "CreationDate": None}) as pdf:
         pdf.savefig(_title_page(report))
         for _, caption, function in FIGURES:
             figure = function(report)
@@ -217,7 +217,7 @@ def _figure_html(name: str, caption: str, function: Any, report: Mapping[str, An
 def _svg(figure: Figure) -> str:
     buffer = io.StringIO()
     with rc_context({"svg.fonttype": "none", "svg.hashsalt": "twin-whatif"}):
-        figure.savefig(buffer, format="svg")
+        figure.savefig(buffer, format="svg", metadata={"Date": None})  # same report, same bytes
     text = buffer.getvalue()
     return text[text.index("<svg") :]  # drop the XML prolog and DOCTYPE: inline SVG
 

@@ -6,7 +6,11 @@ Definitions (docs/whatif.md):
   the largest of the sweep, where collectives are bandwidth-bound).
 - **collective efficiency** of a stage: its busbw at the reference size
   (``auto`` if swept, else the first algorithm) over the first stage's, for
-  the same alternative. Busbw is normalised per card, so 1.0 is ideal.
+  the same alternative. Busbw is normalised per card, so 1.0 is ideal. When
+  the first stage's choice is an all-pairs algorithm this stage's sweep had
+  to leave out (too many flows to simulate), the efficiency is ``None`` and
+  ``efficiency_notes`` says why: the drop would be the simulator's, not the
+  fabric's.
 - **training-step efficiency**: the first stage's step communication time over
   this stage's (weak scaling: the work per card is fixed, so ideal is 1.0).
 - **knee**: the first stage whose efficiency on some metric is more than
@@ -145,10 +149,16 @@ def assemble_report(
         for position, entry in enumerate(entries):
             first = entries[0]
             entry["bom_delta"] = bom_delta(entries[position - 1]["bom"], entry["bom"]) if position else None
-            entry["efficiency"] = {
-                metric: _ratio(entry["reference_busbw_GBps"].get(metric), first["reference_busbw_GBps"].get(metric))
-                for metric in collectives
-            }
+            entry["efficiency"], entry["efficiency_notes"] = {}, {}
+            for metric in collectives:
+                unavailable = _unavailable_reference_algorithm(first, entry, metric, reference)
+                if unavailable:
+                    entry["efficiency"][metric] = None
+                    entry["efficiency_notes"][metric] = unavailable
+                else:
+                    entry["efficiency"][metric] = _ratio(
+                        entry["reference_busbw_GBps"].get(metric), first["reference_busbw_GBps"].get(metric)
+                    )
             entry["efficiency"][TRAINING_METRIC] = _ratio(first["step_comm_time_s"], entry["step_comm_time_s"])
         knees[alternative] = _knee(entries, metrics, threshold_points)
         stages += entries
@@ -277,6 +287,28 @@ def _reference_point(cell: Mapping[str, Any], reference: int | None) -> Mapping[
     return next(
         (point for point in _headline_points(cell) if point["size_bytes"] == reference and point["busbw_GBps"] is not None),
         None,
+    )
+
+
+def _unavailable_reference_algorithm(
+    first: Mapping[str, Any], entry: Mapping[str, Any], metric: str, reference: int | None
+) -> str | None:
+    """Why ``entry`` cannot be compared with the first stage on ``metric``, if it cannot.
+
+    When the first stage's choice is an all-pairs algorithm left out of this
+    stage's sweep (``performance_cell``'s ``too_large``), a drop would only
+    show the simulator's limit, not the fabric: not comparable.
+    """
+    cell, first_cell = entry["performance"].get(metric), first["performance"].get(metric)
+    first_point = _reference_point(first_cell, reference) if first_cell else None
+    if cell is None or first_point is None:
+        return None
+    reason = cell.get("too_large", {}).get(first_point["chosen_algorithm"])
+    if reason is None:
+        return None
+    return (
+        f"not comparable with the first stage: {first_point['chosen_algorithm']} (chosen at "
+        f"{first['cards']:,} cards) is not simulated here ({reason})"
     )
 
 

@@ -111,7 +111,7 @@ def _bisection_gbps(graph: _Graph) -> float:
     capacity = sparse.csr_array(
         (np.round(gbps * scale).astype(np.int32), (tails, heads)), shape=(graph.count + 2, graph.count + 2)
     )
-    return csgraph.maximum_flow(capacity, source, sink).flow_value / scale
+    return float(csgraph.maximum_flow(capacity, source, sink).flow_value / scale)
 
 
 class _Graph:

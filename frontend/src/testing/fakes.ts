@@ -48,6 +48,8 @@ export class FakeTimers implements Timers {
 export class FakeWebSocket {
   static instances: FakeWebSocket[] = [];
   closedByClient = false;
+  /** What the client sent, parsed as JSON where it is JSON. */
+  readonly sent: unknown[] = [];
 
   constructor(
     readonly url: string,
@@ -72,6 +74,14 @@ export class FakeWebSocket {
 
   close(): void {
     this.closedByClient = true;
+  }
+
+  send(data: string): void {
+    try {
+      this.sent.push(JSON.parse(data) as unknown);
+    } catch {
+      this.sent.push(data);
+    }
   }
 
   serverOpens(): void {

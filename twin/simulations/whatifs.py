@@ -1,0 +1,103 @@
+"""The staged scale-out what-if as a fanned-out run: one cell per stage x alternative x part
+(bill of materials and structure, one per collective, the training step), assembled into a
+report stored with the run."""
+import functools
+import json
+
+from twin.fabrics.selectors import snapshot_spec_get
+from twin.runs.fanout import CellPlan, FanOutKind, register_fanout
+from twin.runs.handlers import RunOutput
+from twin.runs.models import Run, RunKind
+from twin.whatif.bom import DEFAULT_ITEMS, bill_of_materials
+from twin.whatif.errors import WhatIfError
+from twin.whatif.performance import DEFAULT_COLLECTIVES, DEFAULT_SIZES, check_sizes, performance_cell, training_step_cell
+from twin.whatif.report import assemble_report, report_summary
+from twin.whatif.rules import design_rules
+from twin.whatif.stages import ALTERNATIVES, DEFAULT_FACTORS, StageSpec, build_stage, plan_stages
+from twin.whatif.structure import structure
+
+__all__ = ("whatif_defaults", "whatif_cells", "whatif_cell", "whatif_report")
+
+
+def whatif_defaults() -> dict:
+    return {
+        "factors": list(DEFAULT_FACTORS), "alternatives": list(ALTERNATIVES), "k": 2, "collectives": list(DEFAULT_COLLECTIVES),
+        "sizes": list(DEFAULT_SIZES), "algorithms": ["auto"], "overrides": {}, "items": {}, "threshold_points": 10.0,
+    }
+
+
+def rules_of(spec, params: dict):
+    rules = design_rules(spec)
+    return rules.with_overrides(**params.get("overrides", {})) if params.get("overrides") else rules
+
+
+def whatif_cells(spec, params: dict) -> tuple[list[CellPlan], dict]:
+    """Check everything up front (WhatIfError lists every problem) and name the cells."""
+    params = {**whatif_defaults(), **params}
+    rules = rules_of(spec, params)
+    stages = plan_stages(rules, params["factors"], params["alternatives"], k=params["k"])
+    check_sizes(params["sizes"])
+    unknown = [name for name in params["collectives"] if name not in DEFAULT_COLLECTIVES + ("broadcast", "reduce")]
+    if unknown:
+        raise WhatIfError(f"unknown collectives {unknown}")
+    DEFAULT_ITEMS.updated(params["items"])
+    plans = []
+    for stage in stages:
+        plain = stage.to_dict()
+        prefix = f"{stage.alternative}:{stage.factor:g}"
+        plans.append(CellPlan(f"{prefix}:structure", {"stage": plain, "part": "structure"}, f"{stage.label}: bill of materials and structure"))
+        for collective in params["collectives"]:
+            plans.append(CellPlan(f"{prefix}:perf:{collective}", {"stage": plain, "part": "performance", "collective": collective}, f"{stage.label}: {collective}"))
+        plans.append(CellPlan(f"{prefix}:training", {"stage": plain, "part": "training"}, f"{stage.label}: training step"))
+    return plans, {"rules": rules.to_dict(), **params}
+
+
+@functools.lru_cache(maxsize=2)
+def stage_fabric(stage_json: str):
+    """A stage's fabric, kept while one worker does several cells of the same stage."""
+    return build_stage(StageSpec.from_dict(json.loads(stage_json)))
+
+
+def whatif_cell(params: dict, cell: dict) -> dict:
+    spec = stage_fabric(json.dumps(cell["stage"], sort_keys=True))
+    if cell["part"] == "structure":
+        return {"bom": bill_of_materials(spec, DEFAULT_ITEMS.updated(params.get("items", {}))), "structure": structure(spec)}
+    if cell["part"] == "performance":
+        return performance_cell(spec, cell["collective"], params.get("sizes", DEFAULT_SIZES), params.get("algorithms", ["auto"]))
+    return training_step_cell(spec)
+
+
+def whatif_report(params: dict, results: dict[str, dict], cells: dict[str, dict], title: str) -> dict:
+    """Group the cells' results by stage and assemble the report."""
+    stages: dict[str, dict] = {}
+    for key, cell in cells.items():
+        stage_key = key.rsplit(":", 2)[0] if ":perf:" in key else key.rsplit(":", 1)[0]
+        entry = stages.setdefault(stage_key, {"stage": cell["stage"], "performance": [], "training": None})
+        result = results[key]
+        if cell["part"] == "structure":
+            entry.update(result)
+        elif cell["part"] == "performance":
+            entry["performance"].append(result)
+        else:
+            entry["training"] = result
+    return assemble_report(list(stages.values()), rules=params["rules"], threshold_points=params.get("threshold_points", 10.0), title=title)
+
+
+def plan(run: Run) -> list[CellPlan]:
+    plans, _ = whatif_cells(snapshot_spec_get(snapshot_id=run.snapshot_id), run.params)
+    return plans
+
+
+def execute(run: Run, params: dict) -> dict:
+    return whatif_cell({**whatif_defaults(), **run.params}, params)
+
+
+def assemble(run: Run, results: dict[str, dict]) -> RunOutput:
+    spec = snapshot_spec_get(snapshot_id=run.snapshot_id)
+    plans, params = whatif_cells(spec, run.params)
+    cells = {plan.key: plan.params for plan in plans}
+    report = whatif_report(params, results, cells, title=f"Staged scale-out of {run.snapshot.fabric.name} v{run.snapshot.version}")
+    return RunOutput(report_summary(report), {"report": report})
+
+
+register_fanout(RunKind.WHATIF, FanOutKind(plan=plan, execute=execute, assemble=assemble))
