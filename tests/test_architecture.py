@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PURE_PACKAGES = ("twin/simcore", "twin/ingest", "twin/traces", "twin/operations", "twin/replay")
+PURE_PACKAGES = ("twin/simcore", "twin/ingest", "twin/traces", "twin/operations", "twin/replay", "twin/whatif")
 WEB_LAYER = ("django", "celery", "channels", "channels_redis", "daphne", "rest_framework", "drf_spectacular", "redis")
-ALLOWED_TWIN_MODULES = ("twin.simcore", "twin.ingest", "twin.traces", "twin.operations", "twin.replay")
+ALLOWED_TWIN_MODULES = ("twin.simcore", "twin.ingest", "twin.traces", "twin.operations", "twin.replay", "twin.whatif")
 
 
 def imported_modules(path: Path) -> list[tuple[int, str]]:

@@ -7,7 +7,11 @@ import { numberFormatters } from "./format";
 import { jsonClient, readCookie } from "./http";
 import { INTL_LOCALE, resolveLanguage, translator } from "./i18n";
 import { LiveStatusMonitor, fetchHealth } from "./liveStatus";
+import { mountLiveTelemetry } from "./liveTelemetry";
+import { overlaySlot } from "./overlaySlot";
 import { openBrowserSocket } from "./reconnectingSocket";
+import { mountReplayPlayer } from "./replayPlayer";
+import { runMapMarks } from "./runMarks";
 import { runOverlay } from "./runOverlay";
 import { canCancelRuns } from "./runState";
 import { mountRunWidget, type RunWidgetContext } from "./runWidget";
@@ -42,6 +46,14 @@ export function startApp(doc: Document): void {
   liveStatus.check();
 
   const numbers = numberFormatters(INTL_LOCALE[language]);
+
+  // The map first: run results offer "Show on map" only when there is one.
+  const fabricMap = doc.getElementById("fabric-map");
+  const mapReady = fabricMap === null ? Promise.resolve(null) : mountMapFromPage(fabricMap, { doc, t, http });
+  const map = () => mapReady.catch(() => null);
+  // One link-utilisation overlay at a time: collective runs, live telemetry, a replay.
+  const slot = overlaySlot();
+
   const runContext: RunWidgetContext = {
     doc,
     t,
@@ -52,6 +64,7 @@ export function startApp(doc: Document): void {
     openSocket: openBrowserSocket,
     timers: browserTimers,
     canCancel: canCancelRuns(doc.body.dataset["userRole"]),
+    marks: fabricMap === null ? undefined : runMapMarks({ t, http, map }),
   };
   for (const widget of doc.querySelectorAll<HTMLElement>(".run-widget")) {
     mountRunWidget(widget, runContext);
@@ -63,19 +76,25 @@ export function startApp(doc: Document): void {
     wireStartButton(startButton, runSlot, runContext);
   }
 
-  const fabricMap = doc.getElementById("fabric-map");
-  const mapReady = fabricMap === null ? Promise.resolve(null) : mountMapFromPage(fabricMap, { doc, t, http });
-
   const collectiveForm = doc.getElementById("collective-form");
   const collectiveSlot = doc.getElementById("collective-slot");
   if (collectiveForm instanceof HTMLFormElement && collectiveSlot !== null) {
-    const overlay = runOverlay({ doc, t, http, map: () => mapReady.catch(() => null) });
+    const overlay = runOverlay({ doc, t, http, map, slot });
     wireCollectiveForm(collectiveForm, collectiveSlot, runContext, overlay.offer);
+  }
+
+  const replayPlayer = doc.getElementById("replay-player");
+  if (replayPlayer !== null) {
+    mountReplayPlayer(replayPlayer, { ...runContext, map, slot });
   }
 
   const fabricLive = doc.getElementById("fabric-live");
   if (fabricLive !== null) {
-    mountFabricLive(fabricLive, runContext);
+    // mountMapFromPage may have replaced an old template's canvas: look the host up again.
+    const mapHost = doc.getElementById("fabric-map");
+    const telemetry =
+      mapHost !== null && (fabricLive.dataset["fabricWs"] ?? "") !== "" ? mountLiveTelemetry(mapHost, { doc, t, map, slot }) : null;
+    mountFabricLive(fabricLive, { ...runContext, telemetry });
   }
 
   const uploadForm = doc.querySelector("form[data-upload]");

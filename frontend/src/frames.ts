@@ -174,6 +174,15 @@ export function frameUtilisation(frame: Frame): Float32Array | null {
   return decodeUtilisation(frame.utilization, frame.links > 0 ? frame.links : undefined);
 }
 
+/**
+ * Whether a frame describes a different fabric than a map of `linkCount`
+ * links draws (frames count the snapshot's links, in its order): then its
+ * bytes would land on the wrong links.
+ */
+export function frameMismatch(frame: Frame, linkCount: number | undefined): boolean {
+  return linkCount !== undefined && frame.links > 0 && frame.links !== linkCount;
+}
+
 // ---- websocket messages -----------------------------------------------------
 
 function parseJson(data: string): Json | null {

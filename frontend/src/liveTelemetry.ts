@@ -6,11 +6,11 @@
 
 import { element } from "./dom";
 import { formatLocalDateTime } from "./format";
-import { SeqGate, frameUtilisation, type Frame, type TelemetryMessage } from "./frames";
+import { SeqGate, frameMismatch, frameUtilisation, type Frame, type TelemetryMessage } from "./frames";
 import type { TelemetryListener } from "./fabricLive";
 import type { Translate } from "./i18n";
 import type { OverlayHolder, OverlaySlot } from "./overlaySlot";
-import type { UtilisationMap } from "./runOverlay";
+import type { FrameMap } from "./runOverlay";
 
 /** "Live: last sample at 2026-11-30 09:00:01, 2 unknown ports" (the window's end, in the viewer's time zone). */
 export function telemetryNote(frame: Frame, t: Translate, timeZone?: string): string {
@@ -27,7 +27,7 @@ export interface LiveTelemetryContext {
   readonly doc: Document;
   readonly t: Translate;
   /** The page's map once it is drawn; null when there is none or it failed to load. */
-  readonly map: () => Promise<UtilisationMap | null>;
+  readonly map: () => Promise<FrameMap | null>;
   readonly slot: OverlaySlot;
   /** For tests; the viewer's own by default. */
   readonly timeZone?: string | undefined;
@@ -51,7 +51,7 @@ export function mountLiveTelemetry(mapHost: HTMLElement, context: LiveTelemetryC
   const gate = new SeqGate();
   let on = false;
   let latest: Frame | null = null;
-  let map: UtilisationMap | null = null;
+  let map: FrameMap | null = null;
 
   const showNote = (text: string, className = "muted"): void => {
     note.textContent = text;
@@ -65,6 +65,12 @@ export function mountLiveTelemetry(mapHost: HTMLElement, context: LiveTelemetryC
     }
     if (latest === null) {
       showNote(t("telemetry.waiting"));
+      return;
+    }
+    if (map !== null && frameMismatch(latest, map.model?.linkCount)) {
+      // Telemetry is mapped onto the fabric's latest snapshot; this page may show another one.
+      map.clearOverlay("utilisation");
+      showNote(t("frames.mismatch", { frame: latest.links, map: map.model?.linkCount ?? 0 }), "error-text");
       return;
     }
     const values = frameUtilisation(latest);

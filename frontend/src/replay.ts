@@ -190,22 +190,20 @@ export function frameUrl(base: string, index: number | "last"): string {
 }
 
 /**
- * Playback without the server (no websocket): after showing a frame of
- * `windowS` simulated seconds at `speed`, wait `delayMs` and move `step`
- * frames on. At most MAX_FRAMES_PER_SECOND are fetched, so a fast replay
- * skips frames rather than falling behind; speed 0 goes at that pace.
+ * Playback without the server (no websocket), paced like the server's player
+ * (twin/simulations/replays.py): `speed` simulated seconds per wall second,
+ * frames of `windowS` simulated seconds, at most MAX_FRAMES_PER_SECOND shown,
+ * so a fast replay skips `step - 1` frames rather than falling behind. Speed 0
+ * shows every frame at that top rate.
  */
 export function localPace(windowS: number, speed: number): { delayMs: number; step: number } {
-  const minDelay = 1000 / MAX_FRAMES_PER_SECOND;
-  if (speed <= 0 || !(windowS > 0)) {
-    return { delayMs: minDelay, step: 1 };
+  const minDelayS = 1 / MAX_FRAMES_PER_SECOND;
+  const interval = windowS > 0 ? windowS : 1e-6;
+  if (speed <= 0) {
+    return { delayMs: minDelayS * 1000, step: 1 };
   }
-  const perFrameMs = (windowS * 1000) / speed;
-  if (perFrameMs >= minDelay) {
-    return { delayMs: perFrameMs, step: 1 };
-  }
-  const step = Math.ceil(minDelay / perFrameMs);
-  return { delayMs: perFrameMs * step, step };
+  const step = Math.max(1, Math.round(speed / (interval * MAX_FRAMES_PER_SECOND)));
+  return { delayMs: Math.max(minDelayS, (interval * step) / speed) * 1000, step };
 }
 
 /** The index after `index` moved by `step`: wraps when looping, else stops at the last frame (null: at the end). */

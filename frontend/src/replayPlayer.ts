@@ -4,17 +4,18 @@
 //
 // Live: the replay's websocket sends the shared playback state ("replay.state")
 // and, while playing, frames ("replay.frame", newest seq wins); people who may
-// control it send play / pause / seek / speed / loop, others follow. While
-// paused, the shown frame is fetched over HTTP. Without a live socket (not yet
-// connected, dropped, refused) the player browses the frames over HTTP on its
-// own, for everyone: slider, play at the chosen speed, loop.
+// control it send play / pause / seek / speed / loop, others follow. The
+// server pushes a frame on connect and on seek and pause too; should it not
+// come while paused, the frame the state points at is fetched over HTTP.
+// Without a live socket (dropped or refused) the player browses the frames
+// over HTTP on its own, for everyone: slider, play at the chosen speed, loop.
 //
 // Each frame colours the map's links (setLinkUtilisation) and fills the
 // hottest-links table, the event counts and a sparkline of the busiest link.
 
 import { element } from "./dom";
 import { formatDuration, type NumberFormatters } from "./format";
-import { SeqGate, frameUtilisation, parseFrame, parseReplayMessage, type Frame, type ReplayState } from "./frames";
+import { SeqGate, frameMismatch, frameUtilisation, parseFrame, parseReplayMessage, type Frame, type ReplayState } from "./frames";
 import { describeRequestError, type JsonClient } from "./http";
 import type { Translate } from "./i18n";
 import { connectionReporter, type LiveStatusMonitor } from "./liveStatus";
@@ -30,7 +31,7 @@ import {
   sparklinePath,
   sparklineX,
 } from "./replay";
-import type { UtilisationMap } from "./runOverlay";
+import type { FrameMap } from "./runOverlay";
 import type { Timers } from "./timers";
 
 export interface ReplayPlayerContext {
@@ -44,7 +45,7 @@ export interface ReplayPlayerContext {
   readonly timers: Timers;
   readonly random?: (() => number) | undefined;
   /** The page's map once it is drawn; null when there is none or it failed to load. */
-  readonly map: () => Promise<UtilisationMap | null>;
+  readonly map: () => Promise<FrameMap | null>;
   readonly slot?: OverlaySlot | undefined;
 }
 
@@ -53,6 +54,10 @@ export interface ReplayPlayer {
   stop(): void;
 }
 
+/** How long the player waits for the socket's first state before browsing over HTTP on its own. */
+export const CONNECT_GRACE_MS = 2000;
+/** How long a paused live player waits for the server's pushed frame before fetching it. */
+export const LIVE_FETCH_GRACE_MS = 400;
 const SPARK_WIDTH = 300;
 const SPARK_HEIGHT = 36;
 const SVG = "http://www.w3.org/2000/svg";
@@ -72,14 +77,17 @@ export function mountReplayPlayer(host: HTMLElement, context: ReplayPlayerContex
 
   // ---- state ------------------------------------------------------------
   let live: ReplayState | null = null; // the server's state while a socket is live
+  let connecting = wsPath !== ""; // until the first state, or until the socket gives up
   const local = { playing: false, speed: 1, loop: false };
   let shown: { index: number; frame: Frame } | null = null;
   let series = new Float32Array(frames).fill(Number.NaN);
   let fetchToken = 0;
   let pendingIndex: number | null = null;
   let playTimer: number | null = null;
+  let graceTimer: number | null = null;
+  let connectTimer: number | null = null;
   let dragging = false;
-  let map: UtilisationMap | null = null;
+  let map: FrameMap | null = null;
   const gate = new SeqGate();
 
   // ---- DOM --------------------------------------------------------------
@@ -147,7 +155,7 @@ export function mountReplayPlayer(host: HTMLElement, context: ReplayPlayerContex
   const speed = (): number => (live === null ? local.speed : live.speed);
   const loop = (): boolean => (live === null ? local.loop : live.loop);
   /** Whether this page may act: always on its own; on the shared playback only with data-can-control. */
-  const controllable = (): boolean => live === null || canControl;
+  const controllable = (): boolean => (live === null ? !connecting : canControl);
 
   const positionText = (index: number): string => t("replay.position", { index: numbers.integer(index + 1), frames: numbers.integer(frames) });
 
@@ -229,6 +237,10 @@ export function mountReplayPlayer(host: HTMLElement, context: ReplayPlayerContex
     if (map === null || shown === null) {
       return;
     }
+    if (frameMismatch(shown.frame, map.model?.linkCount)) {
+      showProblem(t("frames.mismatch", { frame: numbers.integer(shown.frame.links), map: numbers.integer(map.model?.linkCount ?? 0) }));
+      return;
+    }
     const values = frameUtilisation(shown.frame);
     if (values === null) {
       showProblem(t("replay.unreadable"));
@@ -255,6 +267,9 @@ export function mountReplayPlayer(host: HTMLElement, context: ReplayPlayerContex
   // ---- HTTP frames ------------------------------------------------------
   /** Fetches and shows one frame; a newer fetch or a websocket frame supersedes it. Resolves whether it was shown. */
   const fetchFrame = (index: number | "last"): Promise<boolean> => {
+    if (frameBase === "") {
+      return Promise.resolve(false);
+    }
     fetchToken += 1;
     const token = fetchToken;
     pendingIndex = index === "last" ? null : index;
@@ -285,11 +300,28 @@ export function mountReplayPlayer(host: HTMLElement, context: ReplayPlayerContex
     );
   };
 
-  /** While paused, the frame the state points at comes over HTTP (frames only flow while playing). */
-  const fetchIfPaused = (index: number): void => {
-    if (!playing() && shown?.index !== index && pendingIndex !== index) {
-      void fetchFrame(index);
+  const stopGrace = (): void => {
+    if (graceTimer !== null) {
+      context.timers.clearTimeout(graceTimer);
+      graceTimer = null;
     }
+  };
+
+  /**
+   * A paused live player shows the frame the state points at: the server
+   * pushes it, so HTTP is only asked when it has not come after a grace period.
+   */
+  const expectFrame = (index: number): void => {
+    stopGrace();
+    if (live === null || live.playing || shown?.index === index || pendingIndex === index) {
+      return;
+    }
+    graceTimer = context.timers.setTimeout(() => {
+      graceTimer = null;
+      if (live !== null && !live.playing && shown?.index !== index && pendingIndex !== index) {
+        void fetchFrame(index);
+      }
+    }, LIVE_FETCH_GRACE_MS);
   };
 
   // ---- local playback (no live socket) ----------------------------------
@@ -330,9 +362,13 @@ export function mountReplayPlayer(host: HTMLElement, context: ReplayPlayerContex
 
   const setLocalPlaying = (on: boolean): void => {
     local.playing = on && frames > 0;
-    if (local.playing && shown !== null && shown.index >= frames - 1 && !local.loop) {
-      // Play at the end starts over.
-      void fetchFrame(0).then(() => scheduleLocal());
+    if (local.playing && (shown === null || (shown.index >= frames - 1 && !local.loop))) {
+      // Nothing shown yet, or play at the end: start from the first frame.
+      void fetchFrame(0).then((ok) => {
+        if (ok) {
+          scheduleLocal();
+        }
+      });
     } else {
       scheduleLocal();
     }
@@ -341,7 +377,20 @@ export function mountReplayPlayer(host: HTMLElement, context: ReplayPlayerContex
 
   // ---- live socket ------------------------------------------------------
   const reporter = connectionReporter(context.liveStatus);
+  const stopConnectTimer = (): void => {
+    if (connectTimer !== null) {
+      context.timers.clearTimeout(connectTimer);
+      connectTimer = null;
+    }
+  };
+
   const goLocal = (): void => {
+    connecting = false;
+    stopGrace();
+    stopConnectTimer();
+    if (shown === null && pendingIndex === null) {
+      void fetchFrame(frames > 0 ? 0 : "last");
+    }
     if (live !== null) {
       local.speed = live.speed;
       local.loop = live.loop;
@@ -367,7 +416,13 @@ export function mountReplayPlayer(host: HTMLElement, context: ReplayPlayerContex
             if (message.type === "error") {
               showProblem(message.detail === "" ? t("replay.serverError") : message.detail);
             } else if (message.type === "state") {
-              const first = live === null;
+              if (live === null) {
+                stopLocalTimer();
+                local.playing = false;
+                modeNote.hidden = true;
+              }
+              connecting = false;
+              stopConnectTimer();
               live = message.state;
               if (message.state.frames > 0 && message.state.frames !== frames) {
                 frames = message.state.frames;
@@ -375,20 +430,15 @@ export function mountReplayPlayer(host: HTMLElement, context: ReplayPlayerContex
                 resized.set(series.subarray(0, frames));
                 series = resized;
               }
-              if (first) {
-                stopLocalTimer();
-                local.playing = false;
-                modeNote.hidden = true;
-              }
               renderControls();
               if (shown?.index === live.index) {
                 renderPosition(live.index, shown.frame);
-              } else {
-                fetchIfPaused(live.index);
               }
+              expectFrame(live.index);
             } else if (gate.accept(message.seq)) {
               fetchToken += 1; // a fetch in flight is older than this frame
               pendingIndex = null;
+              stopGrace();
               apply(message.index, message.frame);
             }
           },
@@ -436,9 +486,7 @@ export function mountReplayPlayer(host: HTMLElement, context: ReplayPlayerContex
     }
     const index = clampIndex(wanted, frames);
     if (live !== null) {
-      if (send({ action: "seek", index }) && !live.playing) {
-        fetchIfPaused(index); // no need to wait for the state to show it
-      }
+      send({ action: "seek", index });
       return;
     }
     stopLocalTimer();
@@ -516,19 +564,25 @@ export function mountReplayPlayer(host: HTMLElement, context: ReplayPlayerContex
   renderControls();
   renderPosition(0, null);
   renderSpark(0);
-  if (frameBase !== "") {
-    // Something to look at before (or without) the socket: the first frame.
-    void fetchFrame(frames > 0 ? 0 : "last");
-  }
   if (socket === null) {
     goLocal();
   } else {
+    // The socket's opening messages carry the state and the current frame; a
+    // socket that hangs must not leave the player empty.
+    connectTimer = context.timers.setTimeout(() => {
+      connectTimer = null;
+      if (live === null) {
+        goLocal();
+      }
+    }, CONNECT_GRACE_MS);
     socket.start();
   }
 
   return {
     stop() {
       stopLocalTimer();
+      stopGrace();
+      stopConnectTimer();
       socket?.stop();
       context.slot?.release(holder);
     },

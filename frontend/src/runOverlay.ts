@@ -16,6 +16,9 @@ import { runSubresourceUrl, type Run } from "./runState";
 /** The part of the map this needs; tests pass a fake. */
 export type UtilisationMap = Pick<TopologyMap, "setLinkUtilisation" | "clearOverlay">;
 
+/** A map frames are drawn on: its layout's link count (when known) tells whether a frame fits it. */
+export type FrameMap = UtilisationMap & { readonly model?: { readonly linkCount: number } };
+
 export interface RunOverlayContext {
   readonly doc: Document;
   readonly t: Translate;

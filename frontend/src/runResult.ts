@@ -1,5 +1,6 @@
-// Renders a finished run's outcome: the error, a hop_stats or collective
-// report, or a generic key/value view for kinds this frontend does not know yet.
+// Renders a finished run's outcome: the error, a hop_stats, collective,
+// replay, placement or failures report, or a generic key/value view for kinds
+// this frontend does not know yet.
 
 import {
   bottleneckLink,
@@ -9,18 +10,29 @@ import {
   type CollectiveResult,
 } from "./collective";
 import { element } from "./dom";
+import { parseFailuresResult } from "./failures";
+import { renderFailures } from "./failuresResult";
 import { formatDecimalByteSize, formatDuration, formatGBps, type NumberFormatters } from "./format";
 import { histogramBars, isHopStatsResult, type HopStatsResult } from "./hopStats";
 import type { MessageKey, Translate } from "./i18n";
+import { parsePlacementResult } from "./placement";
+import { renderPlacement } from "./placementResult";
+import { parseReplaySummary } from "./replay";
+import { renderReplaySummary } from "./replayResult";
+import { barRow, keyValueList } from "./resultDom";
+import type { RunMapMarks } from "./runMarks";
 import type { Run } from "./runState";
 
 export interface RenderContext {
   readonly doc: Document;
   readonly t: Translate;
   readonly numbers: NumberFormatters;
+  /** "Show on map" for placement and failure results; without it (no map on the page) there are no such buttons. */
+  readonly marks?: RunMapMarks | undefined;
 }
 
-export function renderRunOutcome(run: Run, context: RenderContext): HTMLElement {
+/** `runUrl` is the run's API URL (exports and detail hang off it); by default /api/runs/<id>/. */
+export function renderRunOutcome(run: Run, context: RenderContext, runUrl = ""): HTMLElement {
   const { doc, t } = context;
   if (run.status === "failed") {
     return element(doc, "div", { class: "error" }, [run.error ?? t("run.failedWithoutDetail")]);
@@ -38,16 +50,19 @@ export function renderRunOutcome(run: Run, context: RenderContext): HTMLElement 
   if (collective !== null) {
     return renderCollective(collective, context);
   }
+  const replay = run.kind === "replay" ? parseReplaySummary(run.result) : null;
+  if (replay !== null) {
+    return renderReplaySummary(replay, context);
+  }
+  const placement = run.kind === "placement" ? parsePlacementResult(run.result) : null;
+  if (placement !== null) {
+    return renderPlacement(placement, runUrl === "" ? `/api/runs/${String(run.id)}/` : runUrl, context);
+  }
+  const failures = run.kind === "failures" ? parseFailuresResult(run.result) : null;
+  if (failures !== null) {
+    return renderFailures(failures, context);
+  }
   return renderGeneric(run.result, doc);
-}
-
-function keyValueList(doc: Document, rows: readonly (readonly [string, Node | string])[]): HTMLDListElement {
-  return element(
-    doc,
-    "dl",
-    { class: "kv" },
-    rows.flatMap(([key, value]) => [element(doc, "dt", {}, [key]), element(doc, "dd", {}, [value])]),
-  );
 }
 
 function renderHopStats(result: HopStatsResult, { doc, t, numbers }: RenderContext): HTMLElement {
@@ -81,17 +96,6 @@ const BOUND_LABELS: Readonly<Record<string, MessageKey>> = {
   latency: "collective.bound.latency",
   bandwidth: "collective.bound.bandwidth",
 };
-
-/** One bar row in the .hist grid hop statistics use too. */
-function barRow(doc: Document, label: string, scale: number, value: string, className = "hist-row"): HTMLElement {
-  const fill = element(doc, "span", { class: "hist-bar" });
-  fill.style.width = `${(scale * 100).toFixed(2)}%`;
-  return element(doc, "div", { class: className }, [
-    element(doc, "span", { class: "hist-label" }, [label]),
-    element(doc, "span", { class: "hist-track" }, [fill]),
-    element(doc, "span", { class: "hist-value" }, [value]),
-  ]);
-}
 
 function renderCollective(result: CollectiveResult, { doc, t, numbers }: RenderContext): HTMLElement {
   const duration = (seconds: number) => formatDuration(seconds, numbers, t);

@@ -110,7 +110,7 @@ export function mountRunWidget(widget: HTMLElement, context: RunWidgetContext, k
       cancel.hidden = run.status !== "pending" && run.status !== "running";
     }
     if (result !== null && isTerminal(run.status)) {
-      result.replaceChildren(renderRunOutcome(run, context));
+      result.replaceChildren(renderRunOutcome(run, context, runUrl ?? ""));
     }
     onRun?.(run, runUrl ?? "");
   };

@@ -88,6 +88,16 @@ def test_cause_naming(options, cause):
     assert knee["remedy"] == REMEDIES[cause]
 
 
+def test_no_knee_from_an_algorithm_the_simulator_cannot_run_at_scale():
+    small = stage_result(1, 45.0, chosen="direct")
+    large = stage_result(2, 2.0, chosen="bruck")
+    large["performance"][0]["too_large"] = {"direct": "all-pairs pattern of 4,192,256 flows"}
+    report = assemble_report([small, large])
+    assert report["knee"] is None
+    assert report["stages"][1]["efficiency"]["allreduce"] is None
+    assert "direct (chosen at 1,024 cards) is not simulated here" in report["stages"][1]["efficiency_notes"]["allreduce"]
+
+
 def test_training_step_knee_and_alternatives_side_by_side():
     results = [stage_result(factor, 47.0, step=step) for factor, step in ((1, 1.0), (2, 1.05), (4, 1.6))]
     results += [stage_result(factor, 40.0, alternative="k-supernodes") for factor in (1, 2, 4)]

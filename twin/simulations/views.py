@@ -4,7 +4,7 @@ from django.shortcuts import get_object_or_404, render
 
 from twin.fabrics.models import Fabric
 from twin.runs.models import Run, RunKind, RunStatus
-from twin.whatif.render import render_comparison_html, render_csv, render_html, render_pdf, report_json
+from twin.whatif.render import render_comparison_html, render_csv, render_pdf, report_json
 from twin.whatif.report import compare_reports
 
 from .services import fabric_diagnose
@@ -42,7 +42,7 @@ def whatif_report_page(request, run_id: int):
     """The report, served from the stored run (nothing is recomputed)."""
     run = finished_whatif(run_id)
     others = Run.objects.filter(kind=RunKind.WHATIF, status=RunStatus.SUCCEEDED, snapshot__fabric=run.snapshot.fabric).exclude(pk=run.pk).order_by("-created_at")[:20]
-    return render(request, "simulations/whatif_report.html", {"run": run, "report_html": render_html(run.detail["report"], full_page=False), "others": others})
+    return render(request, "simulations/whatif_report.html", {"run": run, "report_html": run.detail["html"], "others": others})
 
 
 def whatif_report_download(request, run_id: int, fmt: str):

@@ -11,6 +11,7 @@ from twin.runs.models import Run, RunKind
 from twin.whatif.bom import DEFAULT_ITEMS, bill_of_materials
 from twin.whatif.errors import WhatIfError
 from twin.whatif.performance import DEFAULT_COLLECTIVES, DEFAULT_SIZES, check_sizes, performance_cell, training_step_cell
+from twin.whatif.render import render_html
 from twin.whatif.report import assemble_report, report_summary
 from twin.whatif.rules import design_rules
 from twin.whatif.stages import ALTERNATIVES, DEFAULT_FACTORS, StageSpec, build_stage, plan_stages
@@ -97,7 +98,8 @@ def assemble(run: Run, results: dict[str, dict]) -> RunOutput:
     plans, params = whatif_cells(spec, run.params)
     cells = {plan.key: plan.params for plan in plans}
     report = whatif_report(params, results, cells, title=f"Staged scale-out of {run.snapshot.fabric.name} v{run.snapshot.version}")
-    return RunOutput(report_summary(report), {"report": report})
+    # Rendered once here: the report page then serves stored HTML (rendering takes about a second).
+    return RunOutput(report_summary(report), {"report": report, "html": render_html(report, full_page=False)})
 
 
 register_fanout(RunKind.WHATIF, FanOutKind(plan=plan, execute=execute, assemble=assemble))

@@ -23,10 +23,10 @@ from typing import Any
 from twin.simcore.model import FabricSpec, NodeSpec
 from twin.whatif.errors import WhatIfError
 
-__all__ = ["DEFAULT_ITEMS", "ItemParams", "bill_of_materials", "bom_delta", "link_class", "switch_tier"]
+__all__ = ["DEFAULT_ITEMS", "LEVELS", "ItemParams", "bill_of_materials", "bom_delta", "link_class", "switch_tier"]
 
-# Same order as the simulator's link classes (twin.simcore.compile): lower end first.
-_LEVELS = {"card": 0, "nic": 1, "host": 1, "aggregation": 2, "nvswitch": 3, "leaf": 4, "spine": 5, "core": 6}
+LEVELS = {"card": 0, "nic": 1, "host": 1, "aggregation": 2, "nvswitch": 3, "leaf": 4, "spine": 5, "core": 6}
+"""Height of a node by role, tier or kind, as the simulator orders link classes (lower end first)."""
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,7 @@ def switch_tier(node: NodeSpec, domain: str) -> str:
 
 def link_class(low: NodeSpec, high: NodeSpec, domain: str) -> str:
     """``"card-leaf (scale-up)"``: the two ends' levels, lower first, and the domain."""
-    names = sorted((_level(low), _level(high)), key=lambda name: _LEVELS.get(name, 2))
+    names = sorted((_level(low), _level(high)), key=lambda name: LEVELS.get(name, 2))
     return f"{names[0]}-{names[1]} ({domain})"
 
 
@@ -179,6 +179,6 @@ def _ordered(counts: Counter[str]) -> dict[str, int]:
     """Tiers bottom-up (nvswitch, leaf, spine, core), scale-out ones after."""
     def order(tier: str) -> tuple[bool, int, str]:
         base = tier.removeprefix("scale-out ")
-        return tier != base, _LEVELS.get(base, 9), tier
+        return tier != base, LEVELS.get(base, 9), tier
 
     return {tier: counts[tier] for tier in sorted(counts, key=order)}

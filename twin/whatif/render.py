@@ -87,6 +87,11 @@ def render_html(report: Mapping[str, Any], *, full_page: bool = True) -> str:
     figures = {name: (caption, function) for name, caption, function in FIGURES}
     parts.append(_figure_html("scaling", *figures["scaling"], report))
     parts.append("<h2>Stages</h2>" + _stage_table(report))
+    parts += [
+        f'<p class="text">{_e(stage["label"])}, {_e(metric)}: {_e(note)}</p>'
+        for stage in report["stages"]
+        for metric, note in stage["efficiency_notes"].items()
+    ]
     if len(report["alternatives"]) > 1:
         parts.append("<h2>Alternatives side by side</h2>" + _side_by_side_html(report))
         other_knees = [knee for name, knee in report["knees"].items() if name != report["primary"] and knee]

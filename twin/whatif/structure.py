@@ -34,12 +34,11 @@ from scipy.sparse import csgraph
 
 from twin.simcore.hops import hop_statistics
 from twin.simcore.model import FabricSpec
-from twin.whatif.bom import switch_tier
+from twin.whatif.bom import LEVELS, switch_tier
 from twin.whatif.errors import WhatIfError
 
 __all__ = ["bisection_gbps", "structure"]
 
-_LEVELS = {"card": 0, "nic": 1, "host": 1, "aggregation": 2, "nvswitch": 3, "leaf": 4, "spine": 5, "core": 6}
 _INT32_LIMIT = 2**31 - 1
 
 
@@ -133,7 +132,7 @@ class _Graph:
         self.is_switch = np.array([node.kind == "switch" for node in spec.nodes])
         self.cards = np.flatnonzero(self.is_card)
         self.level = np.array(
-            [_LEVELS.get(node.attrs.get("role") or node.tier or node.kind, 2) for node in spec.nodes]
+            [LEVELS.get(node.attrs.get("role") or node.tier or node.kind, 2) for node in spec.nodes]
         )
         # A node is scale-out when every one of its links is.
         links = np.bincount(self.tail, minlength=self.count)

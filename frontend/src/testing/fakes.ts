@@ -282,3 +282,145 @@ export const COLLECTIVE_RESULT = {
     skipped: { one_shot: "one_shot writes directly to peers: only inside a scale-up domain" },
   },
 };
+
+/** Base64 of the given bytes, as the server encodes frames. */
+export function base64Bytes(bytes: readonly number[]): string {
+  return btoa(String.fromCharCode(...bytes));
+}
+
+/** A replay FRAME (docs/replay.md) over 4 links. */
+export function replayFrame(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    seq: 0,
+    source: "replay",
+    t_s: 0.41,
+    t_end_s: 0.42,
+    links: 4,
+    utilization: base64Bytes([0, 51, 255, 128]),
+    congestion: base64Bytes([0, 51, 255, 255]),
+    switches: { in: base64Bytes([1]), out: base64Bytes([2]), max: base64Bytes([3]) },
+    top: [
+      { link: 2, from: "spine-04", to: "leaf-29", utilization: 1.0, congestion: 1.5547, class: "leaf-spine (scale-up)" },
+      { link: 3, from: "card-0", to: "leaf-0", utilization: 0.502, congestion: 0.6, class: "card-leaf (scale-up)" },
+    ],
+    active: [7, 8],
+    active_count: 2,
+    events_done: 24576,
+    events_total: 24592,
+    totals: { bytes: 1.5e9, mean_utilization: 0.3, max_utilization: 1.0, max_congestion: 1.5547 },
+    ...overrides,
+  };
+}
+
+/** twin/replay/summary.py replay_summary, trimmed. */
+export const REPLAY_SUMMARY = {
+  fabric: "sn-1024",
+  trace: "step-175B",
+  duration_s: 0.4213,
+  events: { total: 24592, collectives: 24000, flows: 592, stretched: 1230, distinct_operations: 6464, cache_hit_rate: 0.947 },
+  operations: {
+    allreduce: { count: 24000, bytes: 3.2e12, time_s: 812.5, solo_s: 650, stretch: 1.25, algorithms: { ring: 20000, in_switch: 4000 } },
+    flow: { count: 592, bytes: 4.1e9, time_s: 1.2, solo_s: 1.2, stretch: 1.0, algorithms: { flow: 592 } },
+  },
+  busiest_links: [{ link: 1939, from: "spine-04", to: "leaf-29", class: "leaf-spine (scale-up)", bytes: 8.8e11, utilization: 0.93 }],
+  peak_congestion: { congestion: 1.5547, t_s: 0.2051, link: 1939, from: "spine-04", to: "leaf-29", class: "leaf-spine (scale-up)" },
+  link_classes: {
+    "card-leaf (scale-up)": { links: 1024, bytes: 1.1e12, mean_utilization: 0.41, max_utilization: 0.8 },
+    "leaf-spine (scale-up)": { links: 1024, bytes: 2.2e12, mean_utilization: 0.62, max_utilization: 0.93 },
+  },
+};
+
+const dimension = (collective: string, algorithm: string, groups: number, size: number, time: number, bottleneck: unknown = null) => ({
+  collective,
+  algorithm,
+  groups,
+  group_size: size,
+  calls_per_step: 1,
+  bytes_per_call: 1e9,
+  time_per_call_s: time,
+  time_s: time,
+  latency_s: 0,
+  bandwidth_s: time,
+  busbw_GBps: 180.5,
+  mean_switch_hops: 1.25,
+  max_switch_hops: 3,
+  crosses_scale_out: size > 8,
+  bottleneck,
+  hottest_links: [],
+});
+
+/** compare_placements as a placement run's result (ranks moved to the detail). */
+export const PLACEMENT_RESULT = {
+  job: { tp: 8, pp: 2, dp: 4, ep: 1, world: 64, model_params: 175e9 },
+  best: "aware",
+  ranking: ["aware", "naive", "random"],
+  results: {
+    naive: {
+      strategy: "naive",
+      job: {},
+      communication_time_s: 0.05,
+      dimensions: { tp: dimension("allreduce", "ring", 8, 8, 0.02), pp: dimension("sendrecv", "chain", 32, 2, 0.01), dp: dimension("allreduce", "ring", 16, 4, 0.02) },
+      bottleneck_links: [],
+      warnings: [],
+    },
+    random: {
+      strategy: "random",
+      job: {},
+      communication_time_s: 0.09,
+      dimensions: { tp: dimension("allreduce", "ring", 8, 8, 0.06), pp: dimension("sendrecv", "chain", 32, 2, 0.01), dp: dimension("allreduce", "ring", 16, 4, 0.02) },
+      bottleneck_links: [],
+      warnings: [],
+    },
+    aware: {
+      strategy: "aware",
+      job: {},
+      communication_time_s: 0.03,
+      dimensions: {
+        tp: dimension("allreduce", "ring", 8, 8, 0.01, { link: 3, from: "card-0", to: "leaf-0", class: "card-leaf (scale-up)", bytes: 2e9, utilization: 0.91 }),
+        pp: dimension("sendrecv", "chain", 32, 2, 0.005),
+        dp: dimension("allreduce", "ring", 16, 4, 0.015),
+      },
+      bottleneck_links: [{ link: 3, from: "card-0", to: "leaf-0", class: "card-leaf (scale-up)", bytes: 2e9, utilization: 0.91 }],
+      warnings: ["2 TP groups span two leaves"],
+    },
+  },
+};
+
+/** A failure outcome (evaluate_failure). */
+export function failureOutcome(elements: string[], overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    elements,
+    links_down: 9,
+    cards_cut_off_count: 8,
+    cards_cut_off: ["card-0", "card-1"],
+    degraded_pairs: 120,
+    disconnected_pairs: 500,
+    blast_radius: { [elements[0] ?? ""]: { cards_attached: 8, cards_cut_off: 8 } },
+    workload: {
+      collective: "allreduce",
+      size_bytes: 1073741824,
+      algorithm: "ring",
+      ranks: null,
+      before: { time_s: 0.01, busbw_GBps: 100 },
+      after: { time_s: 0.0152, busbw_GBps: 66 },
+      time_change: 1.52,
+      busbw_change: 0.66,
+      ranks_lost: 8,
+      after_bottleneck: null,
+    },
+    ...overrides,
+  };
+}
+
+/** worst_failure + link_impact as a failures run's result. */
+export const FAILURES_RESULT = {
+  kind: "leaf",
+  workload: { collective: "allreduce", size_bytes: 1073741824, algorithm: "ring", ranks: null },
+  worst: failureOutcome(["leaf-03"]),
+  ranking: [
+    failureOutcome(["leaf-03"]),
+    failureOutcome(["link:12"], { links_down: 1, cards_cut_off_count: 0, cards_cut_off: [], degraded_pairs: 7, blast_radius: {}, workload: { before: { time_s: 0.01, busbw_GBps: 100 }, after: { time_s: 0.011, busbw_GBps: 91 }, time_change: 1.1, busbw_change: 0.91, ranks_lost: 0 } }),
+  ],
+  evaluated: 16,
+  link_impact: [{ link: 12, a: "leaf-03", a_port: "1", b: "spine-00", b_port: "4", bytes: 4e9, cards_cut_off: 0, cards_routed: 64, impact: 2.56e11 }],
+};
