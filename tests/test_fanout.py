@@ -108,3 +108,25 @@ def test_a_worker_killed_mid_run_does_not_lose_the_run():
     assert finished.status == RunStatus.SUCCEEDED, finished.error
     assert finished.result["ranking"] == expected.result["ranking"]
     assert finished.cells.filter(status=CellStatus.DONE).count() == finished.cells.count()
+
+
+def test_a_failing_cell_fails_the_run_with_its_reason(small_snapshot, monkeypatch):
+    from twin.runs.fanout import FANOUT_KINDS, FanOutKind
+    from twin.runs.services import cell_execute, run_execute
+    from twin.simcore.errors import TwinCoreError
+
+    real = FANOUT_KINDS[RunKind.FAILURES]
+
+    def execute(run, params):
+        if "leaf-08" in params.get("candidates", []):
+            raise TwinCoreError("routing table overflow on leaf-08")
+        return real.execute(run, params)
+
+    monkeypatch.setitem(FANOUT_KINDS, RunKind.FAILURES, FanOutKind(plan=real.plan, execute=execute, assemble=real.assemble))
+    run = worst_switch_run(small_snapshot)
+    run_execute(run_id=run.pk)
+    for cell in RunCell.objects.filter(run=run).order_by("position"):
+        cell_execute(cell_id=cell.pk)
+    run.refresh_from_db()
+    assert run.status == RunStatus.FAILED and "routing table overflow on leaf-08" in run.error and "switch failures 1-8" in run.error
+    assert set(run.cells.values_list("status", flat=True)) <= {CellStatus.FAILED, CellStatus.SKIPPED}

@@ -58,6 +58,16 @@ def test_generated_training_step_replays_and_plays_to_viewers(celery_worker, sma
             message = json.loads(await communicator.receive_from(timeout=20))
             (frames if message["type"] == "replay.frame" else states).append(message)
         await communicator.send_json_to({"action": "pause"})
+        await communicator.send_json_to({"action": "seek", "index": 3})
+        seeked = None
+        while seeked is None:
+            message = json.loads(await communicator.receive_from(timeout=20))
+            if message["type"] == "replay.frame" and message["index"] == 3:
+                seeked = message
+        await communicator.send_json_to({"action": "seek", "index": 10**6})
+        while (message := json.loads(await communicator.receive_from(timeout=20)))["type"] != "replay.error":
+            pass
+        assert "Seek to a frame" in message["detail"]
         await communicator.disconnect()
         return frames, states
 

@@ -43,6 +43,8 @@ export interface Frame {
   readonly eventsTotal: number | null;
   readonly totals: FrameTotals;
   readonly telemetry: TelemetryReport | null;
+  /** The snapshot whose links the bytes follow, when the server says (telemetry uses the fabric's latest). */
+  readonly snapshot: number | null;
 }
 
 type Json = Record<string, unknown>;
@@ -166,6 +168,7 @@ export function parseFrame(value: unknown): Frame | null {
       maxCongestion: finite(totals["max_congestion"]),
     },
     telemetry: parseTelemetryReport(value["telemetry"]),
+    snapshot: count(value["snapshot"]),
   };
 }
 
@@ -175,12 +178,28 @@ export function frameUtilisation(frame: Frame): Float32Array | null {
 }
 
 /**
- * Whether a frame describes a different fabric than a map of `linkCount`
- * links draws (frames count the snapshot's links, in its order): then its
- * bytes would land on the wrong links.
+ * Whether a frame describes other links than a map of `linkCount` links (of
+ * `snapshot`, when known) draws: frames follow their snapshot's link order, so
+ * its bytes would land on the wrong links.
  */
-export function frameMismatch(frame: Frame, linkCount: number | undefined): boolean {
-  return linkCount !== undefined && frame.links > 0 && frame.links !== linkCount;
+export function frameMismatch(frame: Frame, linkCount: number | undefined, snapshot?: unknown): "snapshot" | "links" | null {
+  if (frame.snapshot !== null && typeof snapshot === "number" && frame.snapshot !== snapshot) {
+    return "snapshot";
+  }
+  return linkCount !== undefined && frame.links > 0 && frame.links !== linkCount ? "links" : null;
+}
+
+/**
+ * The frame endpoint's answer: `{"index", "frame"}` (twin/runs/api.py), or a
+ * bare FRAME. `index` is null when the answer does not say.
+ */
+export function parseFrameAnswer(value: unknown): { index: number | null; frame: Frame } | null {
+  if (isRecord(value) && isRecord(value["frame"])) {
+    const frame = parseFrame(value["frame"]);
+    return frame === null ? null : { index: count(value["index"]), frame };
+  }
+  const frame = parseFrame(value);
+  return frame === null ? null : { index: isRecord(value) ? count(value["index"]) : null, frame };
 }
 
 // ---- websocket messages -----------------------------------------------------

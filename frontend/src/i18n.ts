@@ -162,6 +162,7 @@ const en = {
 
   "format.factor": "{value}×",
   "frames.mismatch": "These frames describe {frame} links but the map shows {map}: not drawn (another snapshot?).",
+  "frames.otherSnapshot": "These frames follow snapshot #{frame} but the map shows snapshot #{map}: not drawn.",
 
   "replay.controls": "Replay controls",
   "replay.play": "Play",
@@ -486,6 +487,7 @@ const zhHans: Record<MessageKey, string> = {
 
   "format.factor": "{value}×",
   "frames.mismatch": "这些帧描述 {frame} 条链路，但地图显示 {map} 条：未绘制（可能是另一个快照）。",
+  "frames.otherSnapshot": "这些帧对应快照 #{frame}，但地图显示的是快照 #{map}：未绘制。",
 
   "replay.controls": "回放控制",
   "replay.play": "播放",

@@ -23,6 +23,19 @@ export function telemetryNote(frame: Frame, t: Translate, timeZone?: string): st
   return t(unknown === 1 ? "telemetry.noteOneUnknown" : "telemetry.noteUnknown", { time, count: unknown });
 }
 
+/** Why a frame is not drawn on `map` (another snapshot, other links), or null when it fits. */
+export function mismatchNote(frame: Frame, map: FrameMap, t: Translate): string | null {
+  const model = map.model;
+  switch (frameMismatch(frame, model?.linkCount, model?.snapshot)) {
+    case "snapshot":
+      return t("frames.otherSnapshot", { frame: String(frame.snapshot), map: String(model?.snapshot) });
+    case "links":
+      return t("frames.mismatch", { frame: frame.links, map: model?.linkCount ?? 0 });
+    default:
+      return null;
+  }
+}
+
 export interface LiveTelemetryContext {
   readonly doc: Document;
   readonly t: Translate;
@@ -67,10 +80,11 @@ export function mountLiveTelemetry(mapHost: HTMLElement, context: LiveTelemetryC
       showNote(t("telemetry.waiting"));
       return;
     }
-    if (map !== null && frameMismatch(latest, map.model?.linkCount)) {
+    const mismatch = map === null ? null : mismatchNote(latest, map, t);
+    if (map !== null && mismatch !== null) {
       // Telemetry is mapped onto the fabric's latest snapshot; this page may show another one.
       map.clearOverlay("utilisation");
-      showNote(t("frames.mismatch", { frame: latest.links, map: map.model?.linkCount ?? 0 }), "error-text");
+      showNote(mismatch, "error-text");
       return;
     }
     const values = frameUtilisation(latest);

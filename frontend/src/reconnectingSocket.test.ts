@@ -63,6 +63,22 @@ describe("ReconnectingSocket", () => {
     expect(timers.requestedDelays).toEqual([1000, 2000, 1000]);
   });
 
+  it("sends only on an open connection", () => {
+    const { socket, timers } = startSocket();
+    expect(socket.send("early")).toBe(false);
+    FakeWebSocket.latest().serverOpens();
+    expect(socket.send('{"action":"play"}')).toBe(true);
+    expect(FakeWebSocket.latest().sent).toEqual([{ action: "play" }]);
+    FakeWebSocket.latest().serverDrops();
+    expect(socket.send("while down")).toBe(false);
+    timers.fireNext();
+    FakeWebSocket.latest().serverOpens();
+    expect(socket.send("again")).toBe(true);
+    socket.stop();
+    expect(socket.send("after stop")).toBe(false);
+    expect(FakeWebSocket.instances.map((instance) => instance.sent)).toEqual([[{ action: "play" }], ["again"]]);
+  });
+
   describe("with stableAfterMs", () => {
     it("treats a connection that stayed open that long as healthy", () => {
       const { timers } = startSocket({ stableAfterMs: 15_000 });

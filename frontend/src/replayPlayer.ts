@@ -15,10 +15,11 @@
 
 import { element } from "./dom";
 import { formatDuration, type NumberFormatters } from "./format";
-import { SeqGate, frameMismatch, frameUtilisation, parseFrame, parseReplayMessage, type Frame, type ReplayState } from "./frames";
+import { SeqGate, frameUtilisation, parseFrameAnswer, parseReplayMessage, type Frame, type ReplayState } from "./frames";
 import { describeRequestError, type JsonClient } from "./http";
 import type { Translate } from "./i18n";
 import { connectionReporter, type LiveStatusMonitor } from "./liveStatus";
+import { mismatchNote } from "./liveTelemetry";
 import type { OverlayHolder, OverlaySlot } from "./overlaySlot";
 import { ReconnectingSocket, websocketUrl, type OpenSocket } from "./reconnectingSocket";
 import {
@@ -162,13 +163,8 @@ export function mountReplayPlayer(host: HTMLElement, context: ReplayPlayerContex
   const renderSpeeds = (): void => {
     const current = speed();
     const offered = REPLAY_SPEEDS.includes(current) ? REPLAY_SPEEDS : [...REPLAY_SPEEDS, current];
-    speedSelect.replaceChildren(
-      ...offered.map((value) => {
-        const option = element(doc, "option", { value: String(value) }, [speedLabel(value, t)]);
-        option.selected = value === current;
-        return option;
-      }),
-    );
+    speedSelect.replaceChildren(...offered.map((value) => element(doc, "option", { value: String(value) }, [speedLabel(value, t)])));
+    speedSelect.value = String(current);
   };
 
   const renderControls = (): void => {
@@ -237,8 +233,9 @@ export function mountReplayPlayer(host: HTMLElement, context: ReplayPlayerContex
     if (map === null || shown === null) {
       return;
     }
-    if (frameMismatch(shown.frame, map.model?.linkCount)) {
-      showProblem(t("frames.mismatch", { frame: numbers.integer(shown.frame.links), map: numbers.integer(map.model?.linkCount ?? 0) }));
+    const mismatch = mismatchNote(shown.frame, map, t);
+    if (mismatch !== null) {
+      showProblem(mismatch);
       return;
     }
     const values = frameUtilisation(shown.frame);
@@ -279,15 +276,14 @@ export function mountReplayPlayer(host: HTMLElement, context: ReplayPlayerContex
           return false;
         }
         pendingIndex = null;
-        const frame = parseFrame(body);
-        if (frame === null) {
+        const answer = parseFrameAnswer(body);
+        if (answer === null) {
           showProblem(t("replay.unreadable"));
           return false;
         }
-        const answered = (body as Record<string, unknown>)["index"];
-        const at = Number.isSafeInteger(answered) ? (answered as number) : index === "last" ? Math.max(0, frames - 1) : index;
+        const at = answer.index ?? (index === "last" ? Math.max(0, frames - 1) : index);
         showProblem(null);
-        apply(at, frame);
+        apply(at, answer.frame);
         return true;
       },
       (error: unknown) => {
@@ -423,6 +419,7 @@ export function mountReplayPlayer(host: HTMLElement, context: ReplayPlayerContex
               }
               connecting = false;
               stopConnectTimer();
+              showProblem(null); // a refused command is answered by an error, a carried-out one by a state
               live = message.state;
               if (message.state.frames > 0 && message.state.frames !== frames) {
                 frames = message.state.frames;

@@ -17,7 +17,7 @@ import { runSubresourceUrl, type Run } from "./runState";
 export type UtilisationMap = Pick<TopologyMap, "setLinkUtilisation" | "clearOverlay">;
 
 /** A map frames are drawn on: its layout's link count (when known) tells whether a frame fits it. */
-export type FrameMap = UtilisationMap & { readonly model?: { readonly linkCount: number } };
+export type FrameMap = UtilisationMap & { readonly model?: { readonly linkCount: number; readonly snapshot?: unknown } };
 
 export interface RunOverlayContext {
   readonly doc: Document;

@@ -3,7 +3,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { HttpError } from "./http";
 import { buildRunWidget, mountRunWidget } from "./runWidget";
 import { wireStartButton } from "./startRun";
-import { FakeWebSocket, HOP_STATS_RESULT, runSnapshot, runStateMessage, runWidgetHarness as harness } from "./testing/fakes";
+import { FakeWebSocket, HOP_STATS_RESULT, PLACEMENT_RESULT, runSnapshot, runStateMessage, runWidgetHarness as harness } from "./testing/fakes";
 
 const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
 
@@ -48,6 +48,16 @@ describe("mountRunWidget", () => {
     expect(widget.dataset["status"]).toBe("failed");
     expect(widget.querySelector(".run-result .error")?.textContent).toBe("Worker lost");
     expect(timers.pending).toHaveLength(0); // the reconnect was cancelled
+  });
+
+  it("renders a placement result with exports off the widget's run URL", () => {
+    const { context } = harness();
+    const widget = buildRunWidget(document, "/twin/api/runs/31/", "/ws/runs/31/");
+    mountRunWidget(widget, context);
+    FakeWebSocket.latest().serverSends(runStateMessage(1, { id: 31, kind: "placement", status: "succeeded", progress: 1, result: PLACEMENT_RESULT }));
+    expect(widget.querySelector(".run-result table.placement-compare a")?.getAttribute("href")).toBe(
+      "/twin/api/runs/31/placement/?strategy=aware&format=csv",
+    );
   });
 
   it("checks health when its socket drops and again once it is back", async () => {

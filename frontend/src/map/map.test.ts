@@ -5,7 +5,22 @@ import { describe, expect, it } from "vitest";
 import fixture from "./fatTree64.fixture.json";
 import { buildScene, fullScene, openGroups, pinsForNode, representatives, selectScene, type View } from "./lod";
 import { LayoutFormatError, parseLayout } from "./model";
-import { diffArrays, diffClassOfRank, diffRank, emptyOverlays, linksByPair, nodeMarkArray, utilisationArray, utilisationColour } from "./overlay";
+import {
+  FAILED_LINK_COLOUR,
+  GROUP_MARK_COLOURS,
+  NODE_MARK_COLOURS,
+  diffArrays,
+  diffClassOfRank,
+  diffRank,
+  emptyOverlays,
+  linkMarkArray,
+  linksByPair,
+  nodeMarkArray,
+  nodeMarkCode,
+  nodeMarkColour,
+  utilisationArray,
+  utilisationColour,
+} from "./overlay";
 import { pathHighlight, shortestPath } from "./path";
 import { CLOSED, searchKey, searchLocally, withResults, type SearchResult } from "./searchModel";
 import { DIMMED_COLOUR, PATH_COLOUR, styleScene, type MapState } from "./style";
@@ -192,6 +207,32 @@ describe("overlays", () => {
     const marks = nodeMarkArray(model, ["card-01", "card-01", "card-02"], ["failed", "placed", "placed"]);
     expect(marks[model.indexOfId.get("card-01") as number]).toBe(1);
     expect(marks[model.indexOfId.get("card-02") as number]).toBe(0);
+  });
+
+  it("colours placed ranks per group, cycling the palette, below failed", () => {
+    expect([nodeMarkCode("placed"), nodeMarkCode("failed"), nodeMarkCode("placed:0"), nodeMarkCode("nope"), nodeMarkCode("placed:x")]).toEqual([0, 1, 2, -1, -1]);
+    expect(nodeMarkCode(`placed:${GROUP_MARK_COLOURS.length + 1}`)).toBe(nodeMarkCode("placed:1"));
+    expect(nodeMarkColour(nodeMarkCode("placed:1"))).toBe(GROUP_MARK_COLOURS[1]);
+    expect(nodeMarkColour(nodeMarkCode("failed"))).toBe(NODE_MARK_COLOURS.failed);
+    const marks = nodeMarkArray(model, ["card-01", "card-01", "card-02", "card-02"], ["placed:3", "failed", "placed", "placed:4"]);
+    expect(marks[model.indexOfId.get("card-01") as number]).toBe(nodeMarkCode("failed"));
+    expect(marks[model.indexOfId.get("card-02") as number]).toBe(nodeMarkCode("placed:4"));
+    const styled = styleScene(model, fullScene(model), plainState({ overlays: { ...emptyOverlays(), nodeMark: marks } }));
+    const card = styled.nodes.find((node) => node.item === model.indexOfId.get("card-02"));
+    expect(card?.color).toBe(GROUP_MARK_COLOURS[4]);
+  });
+
+  it("draws links marked failed, folded into the aggregates that hide them", () => {
+    const link = model.linksOfNode(model.indexOfId.get("card-01") as number)[0] as number;
+    const { marks, unmatched } = linkMarkArray(model, [link, -1, 9999]);
+    expect(unmatched).toBe(2);
+    expect(Array.from(marks).filter((mark) => mark === 1)).toHaveLength(1);
+    const full = fullScene(model, { failed: marks });
+    expect(full.edges.filter((edge) => edge.failed)).toHaveLength(1);
+    const styled = styleScene(model, full, plainState({ overlays: { ...emptyOverlays(), linkMark: marks } }));
+    expect(styled.edges.filter((edge) => edge.color === FAILED_LINK_COLOUR)).toHaveLength(1);
+    const scene = selectScene(model, whole(0.01), options, { failed: marks });
+    expect(scene.edges.filter((edge) => edge.failed).length).toBeLessThanOrEqual(1);
   });
 });
 
