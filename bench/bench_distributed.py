@@ -40,6 +40,23 @@ def scratch_database() -> tuple[str, callable]:
     return configured.rsplit("/", 1)[0] + "/" + name, drop
 
 
+def report_page_timing(run) -> None:
+    """The finished report is served from the database: time the page (target < 1 s)."""
+    from django.test import Client
+
+    from twin.accounts.models import Role
+    from twin.accounts.services import user_create
+
+    client = Client()
+    client.force_login(user_create(username=f"bench-{run.pk}", password="bench-password-123", role=Role.VIEWER))
+    timings = []
+    for _ in range(3):
+        started = time.perf_counter()
+        response = client.get(f"/runs/{run.pk}/report/")
+        timings.append(time.perf_counter() - started)
+    print(f"  report page: {min(timings) * 1e3:.0f} ms (best of 3, {len(response.content) / 1e6:.1f} MB, status {response.status_code}; target < 1 s)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--whatif", action="store_true")
@@ -100,6 +117,8 @@ def main() -> None:
                 print(f"{label}: {count} worker(s): {elapsed:7.1f} s, {run.cells.count()} cells, {run.status}{' - ' + run.error if run.error else ''}", flush=True)
             if len(times) > 1:
                 print(f"  speed-up {counts[0]} -> {counts[-1]} workers: {times[counts[0]] / times[counts[-1]]:.2f}x (2 cores)")
+            if kind == RunKind.WHATIF and run.status == "succeeded":
+                report_page_timing(run)
     finally:
         for worker in workers:
             worker.terminate()

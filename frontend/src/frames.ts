@@ -3,6 +3,8 @@
 // byte decoding (base64, one byte per link) and the websocket messages that
 // carry frames. No DOM access.
 
+import type { Translate } from "./i18n";
+
 export interface FrameLink {
   readonly link: number | null;
   readonly from: string;
@@ -200,6 +202,18 @@ export function parseFrameAnswer(value: unknown): { index: number | null; frame:
   }
   const frame = parseFrame(value);
   return frame === null ? null : { index: isRecord(value) ? count(value["index"]) : null, frame };
+}
+
+/** Why a frame is not drawn on a map of `model` (another snapshot, other links), or null when it fits. */
+export function mismatchNote(frame: Frame, model: { readonly linkCount: number; readonly snapshot?: unknown } | undefined, t: Translate): string | null {
+  switch (frameMismatch(frame, model?.linkCount, model?.snapshot)) {
+    case "snapshot":
+      return t("frames.otherSnapshot", { frame: String(frame.snapshot), map: String(model?.snapshot) });
+    case "links":
+      return t("frames.mismatch", { frame: frame.links, map: model?.linkCount ?? 0 });
+    default:
+      return null;
+  }
 }
 
 // ---- websocket messages -----------------------------------------------------

@@ -14,7 +14,7 @@ import { FakeTimers, FakeWebSocket, ScriptedApi, base64Bytes, replayFrame, runSn
 /** Records what telemetry and the run overlay ask of the map. */
 class FakeMap implements FrameMap {
   readonly calls: (["set", number[]] | ["clear", string])[] = [];
-  constructor(readonly model: { readonly linkCount: number } = { linkCount: 4 }) {}
+  constructor(readonly model: { readonly linkCount: number; readonly snapshot?: unknown } = { linkCount: 4 }) {}
 
   setLinkUtilisation(input: LinkValues): { unmatched: number } {
     this.calls.push(["set", Array.from(input.values ?? [], (value) => Number(Number(value).toFixed(3)))]);
@@ -155,8 +155,7 @@ describe("live telemetry toggle", () => {
 
 describe("telemetry of another snapshot", () => {
   it("is not drawn when the frame names a snapshot the map does not show", async () => {
-    const map = new FakeMap();
-    (map as unknown as { model: { linkCount: number; snapshot: number } }).model = { linkCount: 4, snapshot: 7 };
+    const map = new FakeMap({ linkCount: 4, snapshot: 7 });
     const { button, note, socket } = page(map);
     await settle();
     button.click();

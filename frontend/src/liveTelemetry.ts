@@ -6,7 +6,7 @@
 
 import { element } from "./dom";
 import { formatLocalDateTime } from "./format";
-import { SeqGate, frameMismatch, frameUtilisation, type Frame, type TelemetryMessage } from "./frames";
+import { SeqGate, frameUtilisation, mismatchNote, type Frame, type TelemetryMessage } from "./frames";
 import type { TelemetryListener } from "./fabricLive";
 import type { Translate } from "./i18n";
 import type { OverlayHolder, OverlaySlot } from "./overlaySlot";
@@ -21,19 +21,6 @@ export function telemetryNote(frame: Frame, t: Translate, timeZone?: string): st
     return t("telemetry.note", { time });
   }
   return t(unknown === 1 ? "telemetry.noteOneUnknown" : "telemetry.noteUnknown", { time, count: unknown });
-}
-
-/** Why a frame is not drawn on `map` (another snapshot, other links), or null when it fits. */
-export function mismatchNote(frame: Frame, map: FrameMap, t: Translate): string | null {
-  const model = map.model;
-  switch (frameMismatch(frame, model?.linkCount, model?.snapshot)) {
-    case "snapshot":
-      return t("frames.otherSnapshot", { frame: String(frame.snapshot), map: String(model?.snapshot) });
-    case "links":
-      return t("frames.mismatch", { frame: frame.links, map: model?.linkCount ?? 0 });
-    default:
-      return null;
-  }
 }
 
 export interface LiveTelemetryContext {
@@ -80,7 +67,7 @@ export function mountLiveTelemetry(mapHost: HTMLElement, context: LiveTelemetryC
       showNote(t("telemetry.waiting"));
       return;
     }
-    const mismatch = map === null ? null : mismatchNote(latest, map, t);
+    const mismatch = map === null ? null : mismatchNote(latest, map.model, t);
     if (map !== null && mismatch !== null) {
       // Telemetry is mapped onto the fabric's latest snapshot; this page may show another one.
       map.clearOverlay("utilisation");

@@ -15,11 +15,10 @@
 
 import { element } from "./dom";
 import { formatDuration, type NumberFormatters } from "./format";
-import { SeqGate, frameUtilisation, parseFrameAnswer, parseReplayMessage, type Frame, type ReplayState } from "./frames";
+import { SeqGate, frameUtilisation, mismatchNote, parseFrameAnswer, parseReplayMessage, type Frame, type ReplayState } from "./frames";
 import { describeRequestError, type JsonClient } from "./http";
 import type { Translate } from "./i18n";
 import { connectionReporter, type LiveStatusMonitor } from "./liveStatus";
-import { mismatchNote } from "./liveTelemetry";
 import type { OverlayHolder, OverlaySlot } from "./overlaySlot";
 import { ReconnectingSocket, websocketUrl, type OpenSocket } from "./reconnectingSocket";
 import {
@@ -233,7 +232,7 @@ export function mountReplayPlayer(host: HTMLElement, context: ReplayPlayerContex
     if (map === null || shown === null) {
       return;
     }
-    const mismatch = mismatchNote(shown.frame, map, t);
+    const mismatch = mismatchNote(shown.frame, map.model, t);
     if (mismatch !== null) {
       showProblem(mismatch);
       return;

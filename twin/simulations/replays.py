@@ -104,8 +104,12 @@ def timeline_of(run_id: int) -> Timeline:
 
 
 def replay_frame(run_id: int, index: int, seq: int, timeline: Timeline | None = None) -> dict:
+    """Frame `index` of a stored replay, with its seq and the snapshot whose links it colours."""
+    from twin.runs.models import Run
+
     frame = dict((timeline or timeline_of(run_id)).frame(index))
     frame["seq"] = seq
+    frame["snapshot"] = Run.objects.values_list("snapshot_id", flat=True).get(pk=run_id)
     return frame
 
 
@@ -204,7 +208,7 @@ def telemetry_ingest(*, fabric: Fabric, samples: list) -> dict:
         except TelemetryError as error:
             raise ApplicationError(str(error), extra={"problems": [str(problem) for problem in getattr(error, "problems", ())]}) from error
         current.seq += 1
-        frame = {**frame, "seq": current.seq}
+        frame = {**frame, "seq": current.seq, "snapshot": snapshot.pk}
         current.state, current.frame = state, frame
         current.save()
     transaction.on_commit(lambda: send_fabric_telemetry(fabric.pk, frame))
