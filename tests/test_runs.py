@@ -123,3 +123,14 @@ def test_many_runs_all_finish(celery_worker, small_snapshot, make_user):
     wait_for(lambda: Run.objects.filter(id__in=ids, status=RunStatus.SUCCEEDED).count() == 5)
     listing = client.get(f"/api/runs/?snapshot={small_snapshot.pk}").json()
     assert {run["id"] for run in listing["results"]} == set(ids)
+
+
+@pytest.mark.django_db
+def test_run_list_filters_sorts_and_pages(viewer_client, small_snapshot):
+    for index in range(35):
+        Run.objects.create(kind=RunKind.HOP_STATS if index % 2 else RunKind.COLLECTIVE, snapshot=small_snapshot, status=RunStatus.SUCCEEDED if index % 3 else RunStatus.FAILED)
+    first = viewer_client.get("/runs/")
+    assert first.status_code == 200 and b"Page 1 of 2" in first.content
+    only = viewer_client.get("/runs/", {"kind": "collective", "status": "failed"}).content.decode()
+    assert "Hop-distance statistics" not in only.split('id="run-table"')[1] and "Collective simulation" in only
+    assert viewer_client.get("/runs/", {"sort": "nonsense", "page": "999"}).status_code == 200

@@ -1,5 +1,6 @@
 """Run pages, and the forms on a fabric page that start placement and failure runs."""
 from django.contrib import messages
+from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
@@ -14,10 +15,34 @@ from twin.simulations.models import ReplayPlayback
 from twin.simulations.replays import trace_file_create
 
 from .forms import FailureForm, PlacementForm, ReplayForm, WhatIfForm
-from .models import Run, RunKind
+from .models import Run, RunKind, RunStatus
 from .services import run_create
 
-__all__ = ("run_page", "placement_start", "failures_start", "replay_start", "whatif_start")
+__all__ = ("run_list_page", "run_page", "placement_start", "failures_start", "replay_start", "whatif_start")
+
+RUNS_PER_PAGE = 30
+RUN_SORTS = {"newest": "-created_at", "oldest": "created_at", "kind": "kind", "status": "status", "fabric": "snapshot__fabric__name"}
+
+
+def run_list_page(request):
+    """Every run, filtered by kind, status and fabric, sorted, a page at a time."""
+    runs = Run.objects.select_related("snapshot__fabric", "created_by")
+    kind, status, fabric = request.GET.get("kind", ""), request.GET.get("status", ""), request.GET.get("fabric", "")
+    if kind in RunKind.values:
+        runs = runs.filter(kind=kind)
+    if status in RunStatus.values:
+        runs = runs.filter(status=status)
+    if fabric:
+        runs = runs.filter(snapshot__fabric__name__icontains=fabric)
+    sort = request.GET.get("sort", "newest")
+    runs = runs.order_by(RUN_SORTS.get(sort, "-created_at"), "-id")
+    page = Paginator(runs, RUNS_PER_PAGE).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    return render(request, "runs/run_list.html", {
+        "page": page, "query": query.urlencode(), "kinds": RunKind.choices, "statuses": RunStatus.choices,
+        "kind": kind, "status": status, "fabric": fabric, "sort": sort, "sorts": list(RUN_SORTS),
+    })
 
 
 def run_page(request, run_id: int):
