@@ -65,3 +65,17 @@ def test_whatif_command_writes_the_report(fat_tree_snapshot, tmp_path, capsys):
     assert {p.name for p in tmp_path.iterdir()} == {"report.html", "report.pdf", "stages.csv", "report.json"}
     with pytest.raises(CommandError):
         call_command("whatif", "--fabric", "ft", "--stages", "0.5", "--out", str(tmp_path))
+
+
+@pytest.mark.django_db
+def test_form_on_the_fabric_page_with_overrides(operator_client, fat_tree_snapshot):
+    url = f"/snapshots/{fat_tree_snapshot.pk}/whatif/"
+    fields = {"factors": "1,2", "alternatives": ["one-supernode"], "k": 2, "threshold_points": 10}
+    started = operator_client.post(url, {**fields, "overrides": '{"oversubscription": 2}', "items": '{"card_w": 1000}'})
+    assert started.status_code == 302 and started.url.startswith("/runs/")
+    run = Run.objects.get(kind=RunKind.WHATIF)
+    assert run.params["overrides"] == {"oversubscription": 2} and run.params["items"] == {"card_w": 1000}
+    refused = operator_client.post(url, {**fields, "overrides": '{"switch_radix": -4}'}, follow=True)
+    assert b"radix" in refused.content and Run.objects.count() == 1
+    not_json = operator_client.post(url, {**fields, "overrides": "{radix"}, follow=True)
+    assert b"Not JSON" in not_json.content

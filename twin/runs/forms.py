@@ -1,4 +1,6 @@
 """Forms that start runs from the fabric page (the API takes the same parameters as JSON)."""
+import json
+
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
@@ -78,6 +80,32 @@ class WhatIfForm(forms.Form):
     )
     k = forms.IntegerField(label="k", min_value=2, initial=2)
     threshold_points = forms.FloatField(label=_("Knee threshold (points)"), min_value=0.1, max_value=100, initial=10)
+    overrides = forms.CharField(
+        label=_("Design rule overrides (JSON)"), required=False, widget=forms.Textarea(attrs={"rows": 2, "cols": 40}),
+        help_text=_('Rules inferred from the snapshot are shown in the report; override any, e.g. {"switch_radix": 128, "oversubscription": 2}'),
+    )
+    items = forms.CharField(
+        label=_("Power and cost per item (JSON)"), required=False, widget=forms.Textarea(attrs={"rows": 2, "cols": 40}),
+        help_text=_('e.g. {"card_w": 1000, "switch_usd": 30000}; see docs/whatif.md for every item'),
+    )
+
+    @staticmethod
+    def json_object(text: str) -> dict:
+        if not text.strip():
+            return {}
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise forms.ValidationError(_("Not JSON: %(error)s") % {"error": error}) from None
+        if not isinstance(value, dict):
+            raise forms.ValidationError(_('Expected a JSON object like {"name": value}.'))
+        return value
+
+    def clean_overrides(self) -> dict:
+        return self.json_object(self.cleaned_data["overrides"])
+
+    def clean_items(self) -> dict:
+        return self.json_object(self.cleaned_data["items"])
 
     def clean_factors(self) -> list[float]:
         try:
@@ -87,4 +115,7 @@ class WhatIfForm(forms.Form):
 
     def params(self) -> dict:
         data = self.cleaned_data
-        return {"factors": data["factors"], "alternatives": data["alternatives"], "k": data["k"], "threshold_points": data["threshold_points"]}
+        return {
+            "factors": data["factors"], "alternatives": data["alternatives"], "k": data["k"], "threshold_points": data["threshold_points"],
+            "overrides": data["overrides"], "items": data["items"],
+        }
