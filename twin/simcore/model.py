@@ -12,6 +12,7 @@ with its path in the plain-dict form so that parsers can map it to a line.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
@@ -189,6 +190,11 @@ class FabricSpec:
 
     def node_index(self) -> dict[str, int]:
         """Map each node id to its position in ``nodes`` (the first one if duplicated)."""
+        return dict(self._node_index)  # a copy: callers may change theirs
+
+    @functools.cached_property
+    def _node_index(self) -> dict[str, int]:
+        # Kept on the (immutable) spec: compiling and routing ask for it many times.
         index: dict[str, int] = {}
         for position, node in enumerate(self.nodes):
             index.setdefault(node.id, position)
@@ -219,9 +225,12 @@ class FabricSpec:
         ends name declared nodes; no ``(node, port)`` used by two links;
         bandwidth positive and latency non-negative, both finite.
         """
+        if self.__dict__.get("_known_valid"):
+            return  # a spec never changes: checked once is checked for good
         problems = list(islice(self._problems(), max_problems))
         if problems:
             raise FabricError(f"fabric {self.name!r} is inconsistent", problems)
+        self.__dict__["_known_valid"] = True
 
     def _problems(self) -> Iterator[FabricProblem]:
         declared: dict[str, int] = {}
