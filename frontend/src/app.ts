@@ -16,6 +16,7 @@ import { runOverlay } from "./runOverlay";
 import { canCancelRuns } from "./runState";
 import { mountRunWidget, type RunWidgetContext } from "./runWidget";
 import { wireStartButton } from "./startRun";
+import { bindMapThresholds, thresholdStore, type ThresholdStorage } from "./thresholds";
 import { mountMapFromPage } from "./map/mountFromPage";
 import { localizeTimes } from "./times";
 import { browserTimers } from "./timers";
@@ -53,6 +54,8 @@ export function startApp(doc: Document): void {
   const map = () => mapReady.catch(() => null);
   // One link-utilisation overlay at a time: collective runs, live telemetry, a replay.
   const slot = overlaySlot();
+  // The viewer's utilisation thresholds, for the replay player's and live telemetry's views and the map.
+  const thresholds = thresholdStore(browserStorage());
 
   const runContext: RunWidgetContext = {
     doc,
@@ -85,7 +88,7 @@ export function startApp(doc: Document): void {
 
   const replayPlayer = doc.getElementById("replay-player");
   if (replayPlayer !== null) {
-    mountReplayPlayer(replayPlayer, { ...runContext, map, slot });
+    mountReplayPlayer(replayPlayer, { ...runContext, map, slot, thresholds });
   }
 
   const fabricLive = doc.getElementById("fabric-live");
@@ -93,12 +96,25 @@ export function startApp(doc: Document): void {
     // mountMapFromPage may have replaced an old template's canvas: look the host up again.
     const mapHost = doc.getElementById("fabric-map");
     const telemetry =
-      mapHost !== null && (fabricLive.dataset["fabricWs"] ?? "") !== "" ? mountLiveTelemetry(mapHost, { doc, t, map, slot }) : null;
+      mapHost !== null && (fabricLive.dataset["fabricWs"] ?? "") !== "" ? mountLiveTelemetry(mapHost, { doc, t, map, slot, numbers, thresholds }) : null;
     mountFabricLive(fabricLive, { ...runContext, telemetry });
+  }
+
+  if (replayPlayer !== null || doc.getElementById("telemetry-toggle") !== null) {
+    void map().then((found) => bindMapThresholds(thresholds, found));
   }
 
   const uploadForm = doc.querySelector("form[data-upload]");
   if (uploadForm instanceof HTMLFormElement) {
     wireUploadForm(uploadForm, { doc, t, numbers, sendForm: browserSendForm, csrfToken, pageUrl: window.location.href });
+  }
+}
+
+/** localStorage, or null where reading it throws (storage disabled). */
+function browserStorage(): ThresholdStorage | null {
+  try {
+    return window.localStorage;
+  } catch {
+    return null;
   }
 }

@@ -11,6 +11,9 @@ import type { TelemetryListener } from "./fabricLive";
 import type { Translate } from "./i18n";
 import type { OverlayHolder, OverlaySlot } from "./overlaySlot";
 import type { FrameMap } from "./runOverlay";
+import type { NumberFormatters } from "./format";
+import type { ThresholdStore } from "./thresholds";
+import { layoutOfMap, mountUtilisationViews } from "./utilisationViews";
 
 /** "Live: last sample at 2026-11-30 09:00:01, 2 unknown ports" (the window's end, in the viewer's time zone). */
 export function telemetryNote(frame: Frame, t: Translate, timeZone?: string): string {
@@ -31,6 +34,9 @@ export interface LiveTelemetryContext {
   readonly slot: OverlaySlot;
   /** For tests; the viewer's own by default. */
   readonly timeZone?: string | undefined;
+  /** With both, the utilisation views (thresholds, heatmap, hottest links) follow the live frames while on. */
+  readonly numbers?: NumberFormatters | undefined;
+  readonly thresholds?: ThresholdStore | undefined;
 }
 
 export interface LiveTelemetry extends TelemetryListener {
@@ -47,11 +53,21 @@ export function mountLiveTelemetry(mapHost: HTMLElement, context: LiveTelemetryC
   const note = element(doc, "span", { id: "telemetry-note", class: "muted", role: "status" });
   note.hidden = true;
   mapHost.before(element(doc, "div", { class: "map-live-bar" }, [button, " ", note]));
+  const views =
+    context.numbers === undefined || context.thresholds === undefined
+      ? null
+      : mountUtilisationViews({ doc, t, numbers: context.numbers, thresholds: context.thresholds });
+  if (views !== null) {
+    views.element.hidden = true;
+    views.element.classList.add("telemetry-views");
+    mapHost.before(views.element);
+  }
 
   const gate = new SeqGate();
   let on = false;
   let latest: Frame | null = null;
   let map: FrameMap | null = null;
+  let latestSeq = 0;
 
   const showNote = (text: string, className = "muted"): void => {
     note.textContent = text;
@@ -80,6 +96,7 @@ export function mountLiveTelemetry(mapHost: HTMLElement, context: LiveTelemetryC
       return;
     }
     map?.setLinkUtilisation({ values });
+    views?.show(latestSeq, latest);
     showNote(telemetryNote(latest, t, context.timeZone));
   };
 
@@ -88,8 +105,16 @@ export function mountLiveTelemetry(mapHost: HTMLElement, context: LiveTelemetryC
       on = false;
       button.setAttribute("aria-pressed", "false");
       note.hidden = true;
+      hideViews();
     },
   };
+
+  function hideViews(): void {
+    if (views !== null) {
+      views.element.hidden = true;
+      views.reset();
+    }
+  }
 
   const setOn = (wanted: boolean): void => {
     if (wanted === on) {
@@ -99,17 +124,22 @@ export function mountLiveTelemetry(mapHost: HTMLElement, context: LiveTelemetryC
     button.setAttribute("aria-pressed", String(on));
     if (on) {
       context.slot.claim(holder);
+      if (views !== null) {
+        views.element.hidden = false;
+      }
       draw();
     } else {
       context.slot.release(holder);
       map?.clearOverlay("utilisation");
       note.hidden = true;
+      hideViews();
     }
   };
 
   button.addEventListener("click", () => setOn(!on));
   void context.map().then((found) => {
     map = found;
+    views?.setLayout(layoutOfMap(found));
     draw();
   });
 
@@ -121,6 +151,7 @@ export function mountLiveTelemetry(mapHost: HTMLElement, context: LiveTelemetryC
         return;
       }
       latest = message.frame;
+      latestSeq = message.seq;
       draw();
     },
     connected() {

@@ -32,7 +32,9 @@ import {
   sparklineX,
 } from "./replay";
 import type { FrameMap } from "./runOverlay";
+import type { ThresholdStore } from "./thresholds";
 import type { Timers } from "./timers";
+import { layoutOfMap, mountUtilisationViews } from "./utilisationViews";
 
 export interface ReplayPlayerContext {
   readonly doc: Document;
@@ -47,6 +49,8 @@ export interface ReplayPlayerContext {
   /** The page's map once it is drawn; null when there is none or it failed to load. */
   readonly map: () => Promise<FrameMap | null>;
   readonly slot?: OverlaySlot | undefined;
+  /** The viewer's utilisation thresholds: with them, the utilisation views are drawn below the player. */
+  readonly thresholds?: ThresholdStore | undefined;
 }
 
 export interface ReplayPlayer {
@@ -142,7 +146,8 @@ export function mountReplayPlayer(host: HTMLElement, context: ReplayPlayerContex
     topBody,
   ]);
   topTable.hidden = true;
-  host.replaceChildren(controls, viewerNote, modeNote, problem, sparkFigure, events, topTable);
+  const views = context.thresholds === undefined ? null : mountUtilisationViews({ doc, t, numbers, thresholds: context.thresholds });
+  host.replaceChildren(controls, viewerNote, modeNote, problem, sparkFigure, events, topTable, ...(views === null ? [] : [views.element]));
   host.tabIndex = -1;
 
   const showProblem = (message: string | null): void => {
@@ -257,6 +262,7 @@ export function mountReplayPlayer(host: HTMLElement, context: ReplayPlayerContex
     shown = { index, frame };
     series[index] = frame.totals.maxUtilization ?? Number.NaN;
     renderFrame(index, frame);
+    views?.show(index, frame);
     draw();
   };
 
@@ -551,6 +557,7 @@ export function mountReplayPlayer(host: HTMLElement, context: ReplayPlayerContex
   };
   context.slot?.claim(holder);
   void context.map().then((found) => {
+    views?.setLayout(layoutOfMap(found));
     if (context.slot === undefined || context.slot.holds(holder)) {
       map = found;
       draw();
@@ -581,6 +588,7 @@ export function mountReplayPlayer(host: HTMLElement, context: ReplayPlayerContex
       stopConnectTimer();
       socket?.stop();
       context.slot?.release(holder);
+      views?.stop();
     },
   };
 }

@@ -9,6 +9,7 @@ import { collectiveLinkUtilisation } from "./collective";
 import { element } from "./dom";
 import { describeRequestError, type JsonClient } from "./http";
 import type { Translate } from "./i18n";
+import type { MapModel } from "./map/model";
 import type { TopologyMap } from "./map/topologyMap";
 import type { OverlayHolder, OverlaySlot } from "./overlaySlot";
 import { runSubresourceUrl, type Run } from "./runState";
@@ -17,7 +18,12 @@ import { runSubresourceUrl, type Run } from "./runState";
 export type UtilisationMap = Pick<TopologyMap, "setLinkUtilisation" | "clearOverlay">;
 
 /** A map frames are drawn on: its layout's link count (when known) tells whether a frame fits it. */
-export type FrameMap = UtilisationMap & { readonly model?: { readonly linkCount: number; readonly snapshot?: unknown } };
+export type FrameMap = UtilisationMap & {
+  /** The layout: the whole MapModel on the real map (the utilisation views read it), its link count on fakes. */
+  readonly model?: { readonly linkCount: number; readonly snapshot?: unknown } | MapModel;
+  /** Banded colours under the viewer's thresholds (absent on fakes). */
+  readonly setUtilisationThresholds?: TopologyMap["setUtilisationThresholds"];
+};
 
 export interface RunOverlayContext {
   readonly doc: Document;

@@ -273,7 +273,9 @@ def _group_distances(
     for number in range(int(arc_round.max(initial=-1)) + 1):
         chosen = arc_round == number
         cards, heads = card_tails[chosen], card_heads[chosen]
-        distance[cards] = np.minimum(distance[cards], distance[heads] + card_costs[chosen][:, None])
+        through_head = distance[heads] + card_costs[chosen][:, None]
+        # The first round meets every card for the first time (still infinitely far): no minimum.
+        distance[cards] = through_head if number == 0 else np.minimum(distance[cards], through_head)
     return distance.T
 
 

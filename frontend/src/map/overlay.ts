@@ -22,10 +22,42 @@ function rgbToHex([r, g, b]: readonly number[]): string {
   return `#${[r, g, b].map((c) => Math.round(c as number).toString(16).padStart(2, "0")).join("")}`;
 }
 
-/** Colour of a utilisation 0..1 (clamped); null for an unknown value. */
-export function utilisationColour(value: number): string | null {
+/**
+ * Thresholds of the banded utilisation scale (fractions 0..1): green below
+ * `warning`, amber from `warning`, red from `critical`.
+ */
+export interface UtilisationThresholds {
+  readonly warning: number;
+  readonly critical: number;
+}
+
+export const DEFAULT_THRESHOLDS: UtilisationThresholds = { warning: 0.8, critical: 0.95 };
+
+export type UtilisationBand = "ok" | "warning" | "critical";
+export const BAND_COLOURS: Readonly<Record<UtilisationBand, string>> = {
+  ok: "#16a34a",
+  warning: "#f59e0b",
+  critical: "#dc2626",
+};
+
+/** The band of a utilisation under the thresholds; null for an unknown value. */
+export function utilisationBand(value: number, thresholds: UtilisationThresholds): UtilisationBand | null {
   if (!Number.isFinite(value)) {
     return null;
+  }
+  return value >= thresholds.critical ? "critical" : value >= thresholds.warning ? "warning" : "ok";
+}
+
+/**
+ * Colour of a utilisation 0..1 (clamped); null for an unknown value. With
+ * thresholds, the banded scale (green / amber / red); without, the gradient.
+ */
+export function utilisationColour(value: number, thresholds?: UtilisationThresholds | null): string | null {
+  if (!Number.isFinite(value)) {
+    return null;
+  }
+  if (thresholds) {
+    return BAND_COLOURS[utilisationBand(value, thresholds) ?? "ok"];
   }
   const v = Math.min(1, Math.max(0, value));
   for (let i = 1; i < UTILISATION_STOPS.length; i += 1) {

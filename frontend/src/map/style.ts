@@ -12,6 +12,7 @@ import {
   nodeMarkPriority,
   utilisationColour,
   type Overlays,
+  type UtilisationThresholds,
 } from "./overlay";
 
 export const NODE_COLOURS: Readonly<Record<string, string>> = {
@@ -51,6 +52,8 @@ export interface MapState {
   readonly pathStart: number | null;
   /** Which overlay colours the links: the diff classes win over utilisation when both are set. */
   readonly linkOverlay: "none" | "utilisation" | "diff";
+  /** Banded utilisation colours (setUtilisationThresholds); null or absent: the gradient. */
+  readonly thresholds?: UtilisationThresholds | null;
 }
 
 export interface StyledNode {
@@ -199,7 +202,7 @@ export function styleScene(model: MapModel, scene: Scene, state: MapState): Styl
       zIndex = diffClass === null ? 0 : 3;
       size += diffClass === null ? 0 : 1;
     } else if (state.linkOverlay === "utilisation" && overlays.utilisation) {
-      const heat = utilisationColour(edge.utilisation);
+      const heat = utilisationColour(edge.utilisation, state.thresholds);
       color = heat ?? DIMMED_COLOUR;
       zIndex = heat === null ? 0 : 1 + Math.round(edge.utilisation * 2);
     }

@@ -22,6 +22,7 @@ import {
   NODE_MARK_COLOURS,
   NODE_MARK_LABELS,
   NODE_MARKS,
+  BAND_COLOURS,
   UTILISATION_STOPS,
   diffArrays,
   emptyOverlays,
@@ -33,6 +34,7 @@ import {
   type DiffClass,
   type LinkValues,
   type Overlays,
+  type UtilisationThresholds,
 } from "./overlay";
 import { parsePath, pathHighlight, shortestPath, type PathHighlight } from "./path";
 import { searchBox } from "./searchBox";
@@ -59,6 +61,11 @@ export interface TopologyMap {
   readonly model: MapModel;
   /** Per-link utilisation 0..1: `values` in layout link order, or `a`/`b` node ids with `value`. */
   setLinkUtilisation(input: LinkValues): { unmatched: number };
+  /**
+   * Banded utilisation colours: green below `warning`, amber from it, red from `critical`
+   * (fractions 0..1); null goes back to the green-to-red gradient. Kept across overlays.
+   */
+  setUtilisationThresholds(thresholds: UtilisationThresholds | null): void;
   /**
    * Per-node marks: "placed" for a job's ranks, "placed:<k>" for ranks of group k (one colour
    * per group, cycled), "failed" for what-if failures. Replaces the previous node marks.
@@ -94,6 +101,11 @@ declare global {
 
 const maps = new WeakMap<HTMLElement, TopologyMap>();
 const ready = new WeakMap<HTMLElement, Promise<TopologyMap>>();
+
+/** "80" or "92.5": a threshold as a percentage for the legend. */
+function thresholdPercent(fraction: number): string {
+  return String(Math.round(fraction * 1000) / 10);
+}
 
 export function getTopologyMap(host: HTMLElement): TopologyMap | undefined {
   return maps.get(host);
@@ -177,6 +189,7 @@ function showMap(host: HTMLElement, stage: HTMLElement, model: MapModel, context
   let pairsCache: Map<string, number[]> | null = null;
   const pairs = (): Map<string, number[]> => (pairsCache ??= linksByPair(model));
   let diffPresent = new Set<DiffClass>();
+  let thresholds: UtilisationThresholds | null = null;
 
   // ---- DOM -------------------------------------------------------------
   const tooltip = element(doc, "div", { class: "tooltip", role: "tooltip" });
@@ -260,6 +273,7 @@ function showMap(host: HTMLElement, stage: HTMLElement, model: MapModel, context
     selected,
     pathStart,
     linkOverlay,
+    thresholds,
   });
   const folds = () => ({
     utilisation: overlays.utilisation,
@@ -491,6 +505,12 @@ function showMap(host: HTMLElement, stage: HTMLElement, model: MapModel, context
       for (const diffClass of DIFF_CLASSES.filter((c) => diffPresent.has(c))) {
         entries.push(entry(DIFF_COLOURS[diffClass], t(DIFF_LABELS[diffClass]), "link"));
       }
+    } else if (linkOverlay === "utilisation" && thresholds !== null) {
+      const warning = thresholdPercent(thresholds.warning);
+      const critical = thresholdPercent(thresholds.critical);
+      entries.push(entry(BAND_COLOURS.ok, t("map.legend.bandOk", { warning }), "link"));
+      entries.push(entry(BAND_COLOURS.warning, t("map.legend.bandWarning", { warning, critical }), "link"));
+      entries.push(entry(BAND_COLOURS.critical, t("map.legend.bandCritical", { critical }), "link"));
     } else if (linkOverlay === "utilisation") {
       const gradient = element(doc, "span", { class: "legend-swatch legend-gradient" });
       gradient.style.background = `linear-gradient(to right, ${UTILISATION_STOPS.map(([stop, colour]) => `${colour} ${stop * 100}%`).join(", ")})`;
@@ -552,6 +572,11 @@ function showMap(host: HTMLElement, stage: HTMLElement, model: MapModel, context
       renderLegend();
       refreshScene();
       return { unmatched };
+    },
+    setUtilisationThresholds(wanted) {
+      thresholds = wanted === null ? null : { warning: wanted.warning, critical: wanted.critical };
+      renderLegend();
+      refreshScene();
     },
     setNodeMarks(ids, marks) {
       overlays.nodeMark = nodeMarkArray(model, ids, marks);
