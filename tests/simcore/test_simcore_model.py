@@ -249,3 +249,30 @@ def test_self_loops_and_absurd_bandwidth_are_problems():
     absurd = FabricSpec("f", nodes, (LinkSpec("c1", "1", "s1", "1", 400e9, 10.0),))
     with pytest.raises(FabricError, match="unit"):
         absurd.validate()
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.integers(min_value=0, max_value=200),
+    st.sampled_from(["a", "b", "a_port", "b_port", "bandwidth_gbps", "latency_ns", "state", "domain"]),
+    st.sampled_from(["", "card-0001", "leaf-01", "ghost", "1", "2", 0.0, -1.0, float("nan"), float("inf"), 400.0, 1e9, "up", "down", "sideways", "scale-out"]),
+)
+def test_fast_check_agrees_with_the_detailed_one(position, field, value):
+    """validate's column-wise fast path never passes a fabric the detailed pass would refuse."""
+    import dataclasses
+
+    from twin.simcore.generate import supernode
+
+    spec = supernode(cards=32, switch_radix=8)
+    links = list(spec.links)
+    index = position % len(links)
+    try:
+        links[index] = dataclasses.replace(links[index], **{field: value})
+    except (TypeError, ValueError):
+        return
+    mutated = type(spec)(spec.name, spec.nodes, tuple(links), spec.attrs)
+    assert mutated._looks_valid() == (not list(mutated._problems()))
