@@ -67,3 +67,13 @@ def test_calibration_is_stored_and_used(small_snapshot):
     small_snapshot.refresh_from_db()
     after = collective_simulate(snapshot=small_snapshot, collective="allreduce", size_bytes=2**26, algorithm="ring")["busbw_GBps"]
     assert after < before * 0.8  # the calibrated (slower) transport is what later runs use
+
+
+def test_a_run_can_override_the_transport(small_snapshot):
+    from twin.simcore.errors import TwinCoreError
+
+    base = collective_simulate(snapshot=small_snapshot, collective="allreduce", size_bytes=2**26, algorithm="ring")
+    slower = collective_simulate(snapshot=small_snapshot, collective="allreduce", size_bytes=2**26, algorithm="ring", transport={"scale_up": {"efficiency": 0.5}})
+    assert slower["busbw_GBps"] == pytest.approx(base["busbw_GBps"] * 0.5, rel=0.05)
+    with pytest.raises(TwinCoreError, match="unknown transport"):
+        collective_simulate(snapshot=small_snapshot, collective="allreduce", size_bytes=2**26, transport={"warp_drive": 1})

@@ -55,6 +55,7 @@ class CollectiveParams(serializers.Serializer):
     ecmp = serializers.ChoiceField(ECMP_MODES, default="hash")
     channels = serializers.IntegerField(min_value=1, max_value=64, default=1)
     in_switch_reduction = serializers.BooleanField(allow_null=True, default=None)
+    transport = serializers.DictField(required=False, default=dict, help_text="Transport overrides for this run, on top of the fabric's calibration (shape in docs/simulation.md)")
 
 
 class JobParams(serializers.Serializer):

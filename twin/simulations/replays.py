@@ -1,4 +1,5 @@
 """Replays and live telemetry of stored fabrics: traces in, frames out to every viewer."""
+import functools
 import logging
 import time
 
@@ -98,6 +99,17 @@ def playback_state(playback: ReplayPlayback) -> dict:
 
 
 def timeline_of(run_id: int) -> Timeline:
+    """A finished replay's stored frames, kept in memory: a finished replay never changes, and
+    every command and player slice needs them. The key includes when the run finished, so a
+    reused id (a test database rolled back) never returns another run's frames."""
+    from twin.runs.models import Run
+
+    finished_at = Run.objects.values_list("finished_at", flat=True).get(pk=run_id)
+    return timeline_cached(run_id, finished_at.isoformat() if finished_at else "")
+
+
+@functools.lru_cache(maxsize=4)
+def timeline_cached(run_id: int, finished_at: str) -> Timeline:
     from twin.runs.models import Run
 
     return Timeline.from_plain(Run.objects.values_list("detail", flat=True).get(pk=run_id)["timeline"])
@@ -172,7 +184,7 @@ def player_tick(*, run_id: int, generation: int) -> None:
 
     timeline = timeline_of(run_id)
     interval_s = float(timeline.t_end_s[0] - timeline.t_s[0]) or 1e-6  # simulated seconds per frame
-    started = time.monotonic()
+    started = next_at = time.monotonic()
     while time.monotonic() - started < PLAYER_SLICE_S:
         playback = ReplayPlayback.objects.filter(run_id=run_id, generation=generation, playing=True).first()
         if playback is None:
@@ -190,7 +202,9 @@ def player_tick(*, run_id: int, generation: int) -> None:
         if changes.get("playing") is False:
             broadcast_state(ReplayPlayback.objects.get(run_id=run_id))
             return
-        time.sleep(wait_s)
+        # Keep a fixed clock: the time spent sending a frame is not added to every period.
+        next_at += wait_s
+        time.sleep(max(0.0, next_at - time.monotonic()))
     replay_player_task.apply_async(args=[run_id, generation])
 
 

@@ -29,10 +29,11 @@ def collective_simulate(
     channels: int = 1,
     in_switch_reduction: bool | None = None,
     top_links: int = 10,
+    transport: dict | None = None,
 ) -> dict:
     """Predicted time, algbw/busbw, bottleneck and link loads of one collective on every card
     of the snapshot (raises TwinCoreError when it cannot run as asked). The fabric's calibrated
-    transport, when it has one, is used."""
+    transport, when it has one, is used, with this run's `transport` overrides on top."""
     spec = snapshot_spec_get(snapshot_id=snapshot.pk)
     return simulate(
         spec,
@@ -40,11 +41,19 @@ def collective_simulate(
         size_bytes=size_bytes,
         algorithm=algorithm,
         top_links=top_links,
-        transport=snapshot.fabric.transport or None,
+        transport=merged_overrides(snapshot.fabric.transport, transport or {}) or None,
         ecmp=ecmp,
         channels=channels,
         in_switch_reduction=in_switch_reduction,
     )
+
+
+def merged_overrides(base: dict, extra: dict) -> dict:
+    """Transport overrides of `extra` on top of `base`, merging the per-domain sections."""
+    merged = dict(base)
+    for key, value in extra.items():
+        merged[key] = {**merged.get(key, {}), **value} if isinstance(value, dict) and isinstance(merged.get(key), dict) else value
+    return merged
 
 
 def fabric_calibrate(
