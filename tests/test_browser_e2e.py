@@ -200,3 +200,46 @@ def test_map_search_details_path_and_diff_overlay(tmp_path, stack_database_url, 
             page.screenshot(path=str(ARTIFACTS / "map-4-diff.png"))
     finally:
         redis.stop()
+
+
+def test_replay_player_and_whatif_report_from_the_fabric_page(tmp_path, stack_database_url, browser):
+    """Start a traffic replay and a what-if from the demo fabric's page, play the replay in the
+    shared player (frames move the timeline and fill the hottest-links table), and open the
+    what-if report with its plots; a screenshot per step."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    redis = EmbeddedRedis(workdir=tmp_path / "redis").start()
+    try:
+        with Stack(data_dir=tmp_path, env_overrides={"DATABASE_URL": stack_database_url, "REDIS_URL": redis.url}) as stack:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            log_in(page, stack.base_url)
+            page.click("text=demo-supernode")
+            fabric_url = page.url
+
+            page.fill("#replay-form [name=model_params]", "1e9")
+            page.fill("#replay-form [name=tp]", "8")
+            page.fill("#replay-form [name=dp]", "16")
+            page.click("#replay-form button[type=submit]")
+            page.wait_for_selector(".run-widget[data-status=succeeded]", timeout=120000)
+            page.reload()
+            page.wait_for_selector("#replay-player .replay-play", timeout=20000)
+            page.select_option("#replay-player .replay-speed", value="0")  # every frame, 10 a second
+            page.click("#replay-player .replay-play")
+            page.wait_for_function("Number(document.querySelector('#replay-player .replay-timeline').value) >= 5", timeout=30000)
+            page.click("#replay-player .replay-play")  # pause
+            page.wait_for_timeout(500)
+            assert 5 <= int(page.eval_on_selector("#replay-player .replay-timeline", "el => el.value")) < 100
+            assert page.locator("#replay-player .replay-top tbody tr").count() > 0
+            page.screenshot(path=str(ARTIFACTS / "replay-player.png"), full_page=True)
+
+            page.goto(fabric_url)
+            page.fill("#whatif-form [name=factors]", "1,2")
+            for design in ("k-supernodes", "rail"):
+                page.uncheck(f"#whatif-form input[value={design}]")
+            page.click("#whatif-form button[type=submit]")
+            page.wait_for_selector(".run-widget[data-status=succeeded]", timeout=240000)
+            page.reload()
+            page.click("#whatif-links a:text('Open the report')")
+            page.wait_for_selector("#whatif-report svg", timeout=20000)
+            page.screenshot(path=str(ARTIFACTS / "whatif-report.png"), full_page=True)
+    finally:
+        redis.stop()
