@@ -105,13 +105,12 @@ def test_login_run_and_redis_outage(tmp_path, stack_database_url, browser):
 
 
 def test_upload_with_progress_and_live_news_for_other_viewers(tmp_path, stack_database_url, browser):
-    """Upload in one tab (drop-in file list, progress, summary, per-file errors) while another
-    tab shows the fabric and hears about the new snapshot over its websocket."""
-    from twin.ingest import export_canonical
-    from twin.simcore.generate import supernode
+    """Upload an ibnetdiscover dump in one tab (file list, progress, summary, per-file errors) and
+    see its map, while another tab shows the fabric and hears about the next snapshot over its
+    websocket."""
 
-    good = tmp_path / "lab.json"
-    good.write_text(export_canonical(supernode(cards=64, switch_radix=16, name="lab")))
+    good = ROOT / "tests" / "data" / "ib" / "ibnetdiscover_2leaf_1spine_8hca.txt"  # a real discovery format
+    ARTIFACTS.mkdir(exist_ok=True)
     bad = tmp_path / "broken.json"
     bad.write_text('{"format": "twin-fabric",\n "version": 1,\n "name": "lab",\n "nodes": [}')
     redis = EmbeddedRedis(workdir=tmp_path / "redis").start()
@@ -127,15 +126,19 @@ def test_upload_with_progress_and_live_news_for_other_viewers(tmp_path, stack_da
             assert "broken.json line 4" in uploader.inner_text("[data-file-list]")
 
             uploader.set_input_files("input[name=file]", [str(good)])
+            uploader.fill("#id_fabric", "lab")
             uploader.click("#upload-form button[type=submit]")
             uploader.wait_for_selector("#upload-open", timeout=60000)
             result = uploader.inner_text("[data-upload-result]")
-            assert "v1" in result and "twin-fabric" in result
+            assert "v1" in result and "ibnetdiscover" in result
 
             watcher = browser.new_page()
             log_in(watcher, stack.base_url)
             watcher.goto(stack.base_url + uploader.get_attribute("#upload-open", "href"))
             watcher.wait_for_selector("#snapshot-summary")
+            # Its map: 8 HCAs, 3 switches and 3 SHARP aggregation nodes.
+            watcher.wait_for_function("document.querySelector('#fabric-map').dataset.nodes === '14'", timeout=20000)
+            watcher.screenshot(path=str(ARTIFACTS / "upload-ibnetdiscover-map.png"))
             watcher.wait_for_timeout(1000)  # let the fabric socket connect before the next upload
 
             uploader.goto(stack.base_url + "/upload/")

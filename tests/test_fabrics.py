@@ -123,3 +123,16 @@ def test_fabric_pages(viewer_client, small_snapshot):
     assert b"start-hop-stats" not in page.content  # viewers cannot start runs
     api = viewer_client.get("/api/fabrics/").json()
     assert api["results"][0]["latest_snapshot"]["card_count"] == 64
+
+
+def test_fabric_list_filters_sorts_and_pages(viewer_client):
+    from twin.fabrics.models import Fabric
+
+    for index in range(30):
+        Fabric.objects.create(name=f"pod-{index:02d}")
+    first = viewer_client.get("/").content.decode()
+    assert "pod-00" in first and "pod-29" not in first and "Page 1 of 2" in first
+    assert "pod-29" in viewer_client.get("/", {"sort": "-name"}).content.decode()
+    filtered = viewer_client.get("/", {"q": "pod-1"}).content.decode()
+    assert "pod-15" in filtered and "pod-25" not in filtered
+    assert b"No fabric matches" in viewer_client.get("/", {"q": "nothing"}).content

@@ -1,5 +1,6 @@
 """Pages for fabrics, snapshots, uploads and diffs."""
 from django.contrib import messages
+from django.core.paginator import Paginator
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -23,8 +24,22 @@ __all__ = ("fabric_list_page", "fabric_page", "upload_page", "diff_page")
 DIFF_PAGE_FINDINGS = 500  # the page stays light; the CSV punch list has every finding
 
 
+FABRICS_PER_PAGE = 25
+FABRIC_SORTS = {"name": "name", "-name": "-name", "newest": "-created_at", "oldest": "created_at"}
+
+
 def fabric_list_page(request):
-    return render(request, "fabrics/fabric_list.html", {"fabrics": fabric_list()})
+    """Fabrics filtered by name, sorted, a page at a time."""
+    fabrics = fabric_list()
+    query_text = request.GET.get("q", "").strip()
+    if query_text:
+        fabrics = fabrics.filter(name__icontains=query_text)
+    sort = request.GET.get("sort", "name")
+    fabrics = fabrics.order_by(FABRIC_SORTS.get(sort, "name"), "pk")
+    page = Paginator(fabrics, FABRICS_PER_PAGE).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    return render(request, "fabrics/fabric_list.html", {"page": page, "q": query_text, "sort": sort, "sorts": list(FABRIC_SORTS), "query": query.urlencode()})
 
 
 def fabric_page(request, fabric_id: int):
