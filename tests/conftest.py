@@ -1,7 +1,10 @@
 """Shared fixtures. Everything here is real: the configured database (PostgreSQL in CI),
 the Redis behind REDIS_URL, a real Celery worker and the real channel layer."""
+import os
+
 import pytest
 from celery.contrib.testing.worker import start_worker
+from hypothesis import settings as hypothesis_settings
 from django.test import Client
 
 from twin import celery_app
@@ -11,6 +14,12 @@ from twin.fabrics.services import snapshot_create
 from twin.simcore.generate import supernode
 
 PASSWORD = "a-long-test-password-7"
+
+# CI runs the property tests on fixed examples, so that whether a submission lands never depends
+# on luck; developers' runs explore new random inputs (failures are kept in .hypothesis/).
+hypothesis_settings.register_profile("ci", derandomize=True, database=None)
+if os.environ.get("CI"):
+    hypothesis_settings.load_profile("ci")
 
 
 @pytest.fixture

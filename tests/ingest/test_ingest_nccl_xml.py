@@ -395,3 +395,15 @@ def test_mutated_samples_raise_only_ingest_error(text):
 @settings(max_examples=200, deadline=None)
 def test_random_attribute_values_raise_only_ingest_error(text):
     parses_or_ingest_error(text)
+
+
+def test_a_gpu_listing_the_same_nvswitch_twice_is_an_error_on_its_line():
+    """Found by the property test: two <nvlink> elements of one GPU to the same NVSwitch."""
+    twice = DUMP.replace(
+        '<nvlink target="fffffff:ff:ff.0" count="18" tclass="0x068000"/>',
+        '<nvlink target="fffffff:ff:ff.0" count="18" tclass="0x068000"/>\n          <nvlink target="fffffff:ff:ff.0" count="18" tclass="0x068000"/>',
+        1,
+    )
+    assert twice != DUMP
+    with pytest.raises(IngestError, match="a second nvlink"):
+        NcclTopoXmlParser().parse(twice, source_name="node01.xml")

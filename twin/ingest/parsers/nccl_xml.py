@@ -297,6 +297,7 @@ class _FabricBuilder:
         self.nic_names: dict[str, str] = {}
         self.nvswitches: dict[str, dict] = {}
         self.links: list[LinkSpec] = []
+        self.switch_links: set[tuple[str, str]] = set()  # (GPU, NVSwitch) pairs already linked
         self.gpu_pairs: set[frozenset[str]] = set()
         self.owner_of_bus_id: dict[tuple[str, str], Element] = {}
 
@@ -484,6 +485,10 @@ class _FabricBuilder:
             # NCCL treats every other target as an NVSwitch (topo.cc, ncclTopoAddNvLinks).
             scope = self.file_host if target == _NVSWITCH_PLACEHOLDER else card.host
             peer_id = f"{scope}/nvswitch" if target == _NVSWITCH_PLACEHOLDER else f"{scope}/nvswitch:{target}"
+            if (card.node_id, peer_id) in self.switch_links:
+                document.problem(nvlink, f"a second nvlink from {card.node_id} to {peer_id}", "one nvlink element per peer, with the number of NVLinks in count")
+                return
+            self.switch_links.add((card.node_id, peer_id))
             on_pci = {} if target == _NVSWITCH_PLACEHOLDER else {"busid": target}
             self.nvswitches.setdefault(peer_id, {"role": "nvswitch"} | on_pci)
         lane = self.lane_gbps if self.lane_gbps is not None else nvlink_lane_gbps(card.attrs.get("sm"))
