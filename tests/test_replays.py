@@ -40,6 +40,8 @@ def test_generated_training_step_replays_and_plays_to_viewers(celery_worker, sma
     assert 1 < playback.frames <= 40
     last = client.get(f"/api/runs/{run.pk}/frames/", {"index": "last"}).json()
     assert len(base64.b64decode(last["frame"]["utilization"])) == small_snapshot.link_count
+    leaf_matrix = last["frame"]["leaf_matrix"]
+    assert len(leaf_matrix["groups"]) == 8 and len(base64.b64decode(leaf_matrix["values"])) == 64
 
     headers = session_headers(operator)
 

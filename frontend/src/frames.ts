@@ -29,6 +29,20 @@ export interface TelemetryReport {
   readonly unknownList: readonly string[];
 }
 
+/**
+ * Bytes between leaf groups during the frame's window (`leaf_matrix`): G group
+ * names (a name may be a range of bucketed leaves) and G x G bytes, row-major,
+ * row the sending group: byte / 255 * scaleBytes. Decoded by leafMatrix.ts.
+ */
+export interface LeafMatrixData {
+  readonly groups: readonly string[];
+  readonly scaleBytes: number;
+  readonly values: string;
+}
+
+/** At most this many groups a side. */
+export const MAX_LEAF_GROUPS = 64;
+
 export interface Frame {
   readonly source: string;
   /** The window, in simulated seconds (telemetry: seconds since the epoch). */
@@ -47,6 +61,8 @@ export interface Frame {
   readonly telemetry: TelemetryReport | null;
   /** The snapshot whose links the bytes follow, when the server says (telemetry uses the fabric's latest). */
   readonly snapshot: number | null;
+  /** Leaf-to-leaf bytes, when the server sends them (not older replays, not fabrics without leaves). */
+  readonly leafMatrix: LeafMatrixData | null;
 }
 
 type Json = Record<string, unknown>;
@@ -140,6 +156,27 @@ function parseTelemetryReport(value: unknown): TelemetryReport | null {
   };
 }
 
+/** A frame's `leaf_matrix`, or null when absent or malformed (no groups, more than 64, no bytes). */
+export function parseLeafMatrix(value: unknown): LeafMatrixData | null {
+  if (!isRecord(value)) {
+    return null;
+  }
+  const { groups, values } = value;
+  const scaleBytes = finite(value["scale_bytes"]);
+  if (
+    !Array.isArray(groups) ||
+    groups.length === 0 ||
+    groups.length > MAX_LEAF_GROUPS ||
+    !groups.every((name) => typeof name === "string") ||
+    scaleBytes === null ||
+    scaleBytes < 0 ||
+    typeof values !== "string"
+  ) {
+    return null;
+  }
+  return { groups: groups as string[], scaleBytes, values };
+}
+
 /** A FRAME, or null when it lacks the window or the utilisation bytes. */
 export function parseFrame(value: unknown): Frame | null {
   if (!isRecord(value)) {
@@ -171,6 +208,7 @@ export function parseFrame(value: unknown): Frame | null {
     },
     telemetry: parseTelemetryReport(value["telemetry"]),
     snapshot: count(value["snapshot"]),
+    leafMatrix: parseLeafMatrix(value["leaf_matrix"]),
   };
 }
 

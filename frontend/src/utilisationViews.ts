@@ -1,7 +1,8 @@
 // The utilisation views under the replay player and live telemetry: the
 // threshold legend with its two inputs (the viewer's, in localStorage, also
 // applied to the map's overlay), the switch x port heatmap and the leaf uplink
-// strip (canvases: one ImageData write per frame, no element per cell) and
+// strip (canvases: one ImageData write per frame, no element per cell), the
+// leaf-to-leaf traffic matrix when frames carry one (leafMatrixView.ts) and
 // small line charts of the hottest links. Thin DOM wiring over
 // switchViews.ts, linkSeries.ts and thresholds.ts.
 
@@ -9,6 +10,7 @@ import { element } from "./dom";
 import type { NumberFormatters } from "./format";
 import { decodeCongestion, frameUtilisation, type Frame } from "./frames";
 import type { Translate } from "./i18n";
+import { mountLeafMatrixView } from "./leafMatrixView";
 import { HotLinkSeries, seriesIndexAt, seriesY, type LinkSeriesView } from "./linkSeries";
 import { BAND_COLOURS } from "./map/overlay";
 import { tierLabel } from "./map/labels";
@@ -121,7 +123,26 @@ export function mountUtilisationViews(context: UtilisationViewsContext): Utilisa
 
   const tooltip = element(doc, "div", { class: "util-tooltip", role: "tooltip" });
   tooltip.hidden = true;
-  const root = element(doc, "section", { class: "util-views", "aria-label": t("views.label") }, [legend, seriesFigure, heatFigure, stripFigure, tooltip]);
+
+  // ---- leaf-to-leaf traffic -----------------------------------------------
+  const leafMatrix = mountLeafMatrixView({
+    doc,
+    t,
+    numbers,
+    showTooltip: (event, text) => showTooltip(event, text),
+    hideTooltip: () => {
+      tooltip.hidden = true;
+    },
+  });
+
+  const root = element(doc, "section", { class: "util-views", "aria-label": t("views.label") }, [
+    legend,
+    seriesFigure,
+    heatFigure,
+    leafMatrix.element,
+    stripFigure,
+    tooltip,
+  ]);
   heatFigure.hidden = true;
   stripFigure.hidden = true;
 
@@ -345,6 +366,7 @@ export function mountUtilisationViews(context: UtilisationViewsContext): Utilisa
       utilisation = frameUtilisation(frame);
       congestion = frame.congestion === null ? null : decodeCongestion(frame.congestion, frame.links > 0 ? frame.links : undefined);
       series.push(key, frame.tS, frame.top, utilisation);
+      leafMatrix.show(frame.leafMatrix);
       paintHeatmap();
       paintStrip();
       renderSeries();
@@ -353,6 +375,7 @@ export function mountUtilisationViews(context: UtilisationViewsContext): Utilisa
       series.reset();
       utilisation = null;
       congestion = null;
+      leafMatrix.show(null);
       paintHeatmap();
       paintStrip();
       renderSeries();

@@ -15,6 +15,7 @@ from twin.fabrics.selectors import snapshot_spec_get
 from twin.fabrics.services import SourceFile, decode_text
 from twin.ingest import IngestError
 from twin.replay import ReplayOptions, TelemetryError, Timeline, bind_trace, replay_summary, replay_trace, sample_timeline, telemetry_frame
+from twin.replay.leafmatrix import leaf_matrix_frames
 from twin.traces import (
     detect_nccl_log,
     detect_nccl_tests,
@@ -84,10 +85,11 @@ def replay_compute(run) -> tuple[dict, dict]:
     trace = trace_of(run.snapshot, run.params, spec)
     options = ReplayOptions(ecmp=run.params.get("ecmp", "hash"), transport=run.snapshot.fabric.transport or None, ordering=run.params.get("ordering", "communicator"))
     replay = replay_trace(bind_trace(spec, trace), options=options)
-    timeline = sample_timeline(replay, max_frames=run.params.get("max_frames", 600))
-    plain = timeline.to_plain()
+    max_frames = run.params.get("max_frames", 600)
+    timeline = sample_timeline(replay, max_frames=max_frames)
     ReplayPlayback.objects.update_or_create(run=run, defaults={"frames": len(timeline), "index": 0, "playing": False})
-    return replay_summary(replay), {"timeline": plain, "options": options.to_plain()}
+    stored = {"timeline": timeline.to_plain(), "leaf_matrix": leaf_matrix_frames(replay, max_frames=max_frames), "options": options.to_plain()}
+    return replay_summary(replay), stored
 
 
 def replay_group(run_id: int) -> str:
@@ -98,7 +100,7 @@ def playback_state(playback: ReplayPlayback) -> dict:
     return {"playing": playback.playing, "speed": playback.speed, "loop": playback.loop, "index": playback.index, "frames": playback.frames}
 
 
-def timeline_of(run_id: int) -> Timeline:
+def timeline_of(run_id: int) -> "StoredReplay":
     """A finished replay's stored frames, kept in memory: a finished replay never changes, and
     every command and player slice needs them. The key includes when the run finished, so a
     reused id (a test database rolled back) never returns another run's frames."""
@@ -108,14 +110,32 @@ def timeline_of(run_id: int) -> Timeline:
     return timeline_cached(run_id, finished_at.isoformat() if finished_at else "")
 
 
+class StoredReplay:
+    """The stored timeline of a replay and its leaf-to-leaf matrices (when the fabric has leaves)."""
+
+    def __init__(self, detail: dict) -> None:
+        self.timeline = Timeline.from_plain(detail["timeline"])
+        self.leaf_matrix = detail.get("leaf_matrix")
+        self.t_s, self.t_end_s = self.timeline.t_s, self.timeline.t_end_s
+
+    def __len__(self) -> int:
+        return len(self.timeline)
+
+    def frame(self, index: int) -> dict:
+        frame = dict(self.timeline.frame(index))
+        if self.leaf_matrix is not None:
+            frame["leaf_matrix"] = {"groups": self.leaf_matrix["groups"], "scale_bytes": self.leaf_matrix["scale_bytes"], "values": self.leaf_matrix["frames"][index]}
+        return frame
+
+
 @functools.lru_cache(maxsize=4)
-def timeline_cached(run_id: int, finished_at: str) -> Timeline:
+def timeline_cached(run_id: int, finished_at: str) -> StoredReplay:
     from twin.runs.models import Run
 
-    return Timeline.from_plain(Run.objects.values_list("detail", flat=True).get(pk=run_id)["timeline"])
+    return StoredReplay(Run.objects.values_list("detail", flat=True).get(pk=run_id))
 
 
-def replay_frame(run_id: int, index: int, seq: int, timeline: Timeline | None = None) -> dict:
+def replay_frame(run_id: int, index: int, seq: int, timeline: "StoredReplay | None" = None) -> dict:
     """Frame `index` of a stored replay, with its seq and the snapshot whose links it colours."""
     from twin.runs.models import Run
 
@@ -172,7 +192,7 @@ def playback_command(*, run_id: int, action: str, index: int | None = None, spee
     return playback
 
 
-def playback_push_frame(playback: ReplayPlayback, timeline: Timeline | None = None) -> None:
+def playback_push_frame(playback: ReplayPlayback, timeline: "StoredReplay | None" = None) -> None:
     seq = ReplayPlayback.objects.filter(pk=playback.pk).update(seq=F("seq") + 1) and ReplayPlayback.objects.values_list("seq", flat=True).get(pk=playback.pk)
     send(playback.run_id, {"type": "replay.frame", "seq": seq, "index": playback.index, "frame": replay_frame(playback.run_id, playback.index, seq, timeline)})
 
