@@ -105,12 +105,34 @@ def test_viewers_cannot_drive_the_player(small_snapshot, make_user):
 
 
 def test_trace_upload_checks_the_file(operator_client, small_snapshot):
-    ok = operator_client.post("/api/traces/", {"fabric": small_snapshot.fabric_id, "file": SimpleUploadedFile("nccl.log", NCCL_LOG.read_bytes())})
+    fits = "\n".join(
+        ['{"format": "twin-trace", "version": 1, "name": "fits"}']
+        + [f'{{"type": "rank", "rank": {r}, "card": "card-{r + 1:04d}"}}' for r in range(4)]
+        + ['{"type": "collective", "t_s": 0.0, "op": "allreduce", "bytes": 1048576}']
+    )
+    ok = operator_client.post("/api/traces/", {"fabric": small_snapshot.fabric_id, "file": SimpleUploadedFile("fits.jsonl", fits.encode())})
     assert ok.status_code == 201, ok.content
-    assert ok.json()["format"] == "nccl-log" and ok.json()["ranks"] == 8
+    assert ok.json()["format"] == "trace-jsonl" and ok.json()["ranks"] == 4
+    # A real NCCL log from another cluster reads, but names GPUs this fabric does not have.
+    other = operator_client.post("/api/traces/", {"fabric": small_snapshot.fabric_id, "file": SimpleUploadedFile("nccl.log", NCCL_LOG.read_bytes())})
+    assert other.status_code == 400 and "node01/gpu:0000:db:00.0" in " ".join(other.json()["problems"])
     bad = operator_client.post("/api/traces/", {"fabric": small_snapshot.fabric_id, "file": SimpleUploadedFile("notes.txt", b"hello\n")})
     assert bad.status_code == 400 and "notes.txt" in bad.json()["detail"]
     assert TraceFile.objects.count() == 1
+
+
+def test_a_trace_naming_cards_the_fabric_lacks_is_refused_and_not_stored(operator_client, small_snapshot):
+    text = "\n".join([
+        '{"format": "twin-trace", "version": 1, "name": "stray"}',
+        '{"type": "rank", "rank": 0, "card": "card-0001"}',
+        '{"type": "rank", "rank": 1, "card": "card-9999"}',
+        '{"type": "flow", "t_s": 0.0, "src_rank": 0, "dst_rank": 1, "bytes": 1000}',
+    ])
+    response = operator_client.post("/api/traces/", {"fabric": small_snapshot.fabric_id, "file": SimpleUploadedFile("stray.jsonl", text.encode())})
+    assert response.status_code == 400, response.content
+    body = response.json()
+    assert "stray.jsonl" in body["detail"] and any("card-9999" in problem for problem in body["problems"]), body
+    assert TraceFile.objects.count() == 0
 
 
 def test_telemetry_is_pushed_to_viewers_of_the_fabric(operator_client, small_snapshot, make_user):

@@ -4,7 +4,8 @@ import type { LinkValues } from "./map/overlay";
 import { overlaySlot } from "./overlaySlot";
 import { CONNECT_GRACE_MS, LIVE_FETCH_GRACE_MS, mountReplayPlayer } from "./replayPlayer";
 import type { FrameMap } from "./runOverlay";
-import { FakeTimers, FakeWebSocket, replayFrame, runWidgetHarness, settle } from "./testing/fakes";
+import { base64Bytes, FakeTimers, FakeWebSocket, replayFrame, runWidgetHarness, settle } from "./testing/fakes";
+import { thresholdStore } from "./thresholds";
 
 /** Records what the player asks of the map. */
 class FakeMap implements FrameMap {
@@ -106,6 +107,23 @@ describe("replay player, live", () => {
     expect(rows[0]).toEqual(["spine-04", "leaf-29", "leaf-spine (scale-up)", "100.0%", "155.5%"]);
     expect(host.querySelector(".replay-spark-line")?.getAttribute("d")).toBe("M0.0 0.0h1");
     expect(host.querySelector(".replay-viewer-note")?.hasAttribute("hidden")).toBe(true);
+  });
+
+  it("draws each frame's leaf-to-leaf matrix in the utilisation views, and nothing for frames without one", async () => {
+    document.body.innerHTML = `<div id="replay-player" data-ws="/ws/replays/12/" data-frame-url="/api/runs/12/frames/" data-frames="600" data-can-control="true"></div>`;
+    const host = document.getElementById("replay-player") as HTMLElement;
+    const { context } = runWidgetHarness();
+    mountReplayPlayer(host, { ...context, map: () => Promise.resolve(new FakeMap()), slot: overlaySlot(), thresholds: thresholdStore(null) });
+    await settle();
+    const socket = FakeWebSocket.latest();
+    socket.serverOpens();
+    socket.serverSends(state());
+    const figure = host.querySelector(".util-leaf-figure") as HTMLElement;
+    socket.serverSends(frameMessage(0, 0));
+    expect(figure.hidden).toBe(true);
+    socket.serverSends(frameMessage(1, 1, { leaf_matrix: { groups: ["leaf-01", "leaf-02"], scale_bytes: 1000, values: base64Bytes([0, 255, 0, 0]) } }));
+    expect(figure.hidden).toBe(false);
+    expect(host.querySelector(".util-leaf-max")?.textContent).toBe("Busiest pair: 1.00 KB");
   });
 
   it("applies only newer frames", async () => {

@@ -68,6 +68,42 @@ describe("utilisation views", () => {
     expect(root.querySelectorAll(".util-series")).toHaveLength(0);
   });
 
+  it("draws the leaf-to-leaf matrix of frames that carry one, with labels, scale and tooltip", () => {
+    const { views, root } = mount();
+    const canvas = root.querySelector<HTMLCanvasElement>(".util-leaf-matrix")!;
+    const figure = canvas.closest("figure")!;
+    expect(figure.hidden).toBe(true);
+    const leafMatrix = { groups: ["leaf-01", "leaf-02"], scale_bytes: 2e9, values: base64Bytes([0, 255, 51, 0]) };
+    const withMatrix = parseFrame(replayFrame({ leaf_matrix: leafMatrix }))!;
+    views.show(0, withMatrix);
+    expect(figure.hidden).toBe(false);
+    expect([canvas.width, canvas.height]).toEqual([2, 2]);
+    expect([...root.querySelectorAll(".util-leaf-cols span")].map((label) => label.textContent)).toEqual(["01", "02"]);
+    expect(root.querySelector(".util-leaf-rows span")?.getAttribute("title")).toBe("leaf-01");
+    expect(root.querySelector(".util-leaf-max")?.textContent).toBe("Busiest pair: 2.00 GB");
+    expect(root.querySelector<HTMLElement>(".util-leaf-note")?.hidden).toBe(true);
+
+    canvas.getBoundingClientRect = () => ({ left: 0, top: 0, width: 360, height: 360, right: 360, bottom: 360, x: 0, y: 0, toJSON: () => ({}) });
+    canvas.dispatchEvent(new MouseEvent("mousemove", { clientX: 10, clientY: 300 }));
+    const tooltip = root.querySelector<HTMLElement>(".util-tooltip")!;
+    expect(tooltip.hidden).toBe(false);
+    expect(tooltip.textContent).toBe("leaf-02 → leaf-01: 400 MB (20.0% of the frame's busiest pair)");
+    canvas.dispatchEvent(new MouseEvent("mouseleave"));
+    expect(tooltip.hidden).toBe(true);
+
+    const many = Array.from({ length: 40 }, (_, i) => `leaf-${i}`);
+    views.show(1, parseFrame(replayFrame({ leaf_matrix: { groups: many, scale_bytes: 1, values: base64Bytes(new Array<number>(1600).fill(1)) } }))!);
+    expect(canvas.width).toBe(40);
+    expect(root.querySelectorAll(".util-leaf-cols span")).toHaveLength(0);
+    expect(root.querySelector(".util-leaf-note")?.textContent).toBe("40 leaf groups a side; hover for names");
+
+    views.show(2, frame([0, 0, 0, 0]));
+    expect(figure.hidden).toBe(true);
+    views.show(3, withMatrix);
+    views.reset();
+    expect(figure.hidden).toBe(true);
+  });
+
   it("needs the map's whole model for the switch views", () => {
     expect(layoutOfMap(null)).toBeNull();
     expect(layoutOfMap({ model: { linkCount: 4 } })).toBeNull();

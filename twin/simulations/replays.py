@@ -17,6 +17,7 @@ from twin.ingest import IngestError
 from twin.replay import ReplayOptions, TelemetryError, Timeline, bind_trace, replay_summary, replay_trace, sample_timeline, telemetry_frame
 from twin.replay.leafmatrix import leaf_matrix_frames
 from twin.traces import (
+    TraceError,
     detect_nccl_log,
     detect_nccl_tests,
     detect_trace_csv,
@@ -57,9 +58,20 @@ def read_trace(text: str, name: str):
 
 
 def trace_file_create(*, fabric: Fabric, source: SourceFile, user=None) -> TraceFile:
-    """Check that a trace reads (IngestError naming file and line otherwise) and keep it."""
+    """Check that a trace reads (IngestError naming file and line otherwise) and that its ranks
+    are cards of the fabric's latest snapshot (ApplicationError listing the unknown ones), and
+    keep it; a rejected trace stores nothing."""
     text = decode_text(source)
     format_name, trace = read_trace(text, source.name)
+    snapshot = fabric.latest_snapshot()
+    if snapshot is not None:
+        try:
+            bind_trace(snapshot_spec_get(snapshot_id=snapshot.pk), trace)
+        except TraceError as error:
+            raise ApplicationError(
+                f"{source.name}: the trace does not fit {fabric.name} v{snapshot.version}: {error.args[0].splitlines()[0]}",
+                extra={"problems": list(error.problems)},
+            ) from error
     return TraceFile.objects.create(fabric=fabric, name=source.name[:255], format=format_name, text=text, ranks=len(trace.ranks), events=len(trace.events), created_by=user)
 
 
