@@ -192,6 +192,15 @@ def test_map_search_details_path_and_diff_overlay(tmp_path, stack_database_url, 
             page.wait_for_function("document.querySelector('#fabric-map').dataset.pathHops === '3'", timeout=15000)
             page.screenshot(path=str(ARTIFACTS / "map-3-path.png"))
 
+            if page.get_attribute(".tmap-path", "aria-pressed") == "true":
+                page.click(".tmap-path")  # leave path mode, then pick a switch to fail in the what-if form
+            search.fill("leaf-07")
+            page.wait_for_selector(".tmap-results li[role=option] strong:text('leaf-07')", timeout=10000)
+            search.press("Enter")
+            page.wait_for_selector(".tmap-details h3:text('leaf-07')", timeout=10000)
+            page.click(".tmap-details button:text('Fail it in the what-if below')")
+            assert page.input_value("#failure-form input[name=elements]") == "leaf-07"
+
             page.goto(stack.base_url + "/upload/")
             page.set_input_files("input[name=file]", [str(upload)])
             page.fill("#id_fabric", "demo-supernode")

@@ -160,6 +160,8 @@ const en = {
   "map.details.counters": "Counters",
   "map.details.gbps": "{gbps} Gb/s",
   "map.details.pathFrom": "Path from here",
+  "map.details.addFailure": "Fail it in the what-if below",
+  "map.details.addedFailure": "Added to the failure what-if: {elements}",
   "map.status.drawn": "{nodes} markers, {links} links drawn",
   "map.stage": "Fabric map. Arrow keys pan, + and − zoom, 0 shows all.",
 
@@ -508,6 +510,8 @@ const zhHans: Record<MessageKey, string> = {
   "map.details.counters": "计数器",
   "map.details.gbps": "{gbps} Gb/s",
   "map.details.pathFrom": "从此处开始路径",
+  "map.details.addFailure": "在下方的故障推演中让它失效",
+  "map.details.addedFailure": "已加入故障推演：{elements}",
   "map.status.drawn": "已绘制 {nodes} 个标记、{links} 条链路",
   "map.stage": "网络拓扑图。方向键平移，+ 和 − 缩放，0 显示全部。",
 

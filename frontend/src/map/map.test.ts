@@ -256,3 +256,12 @@ describe("SVG export", () => {
     expect(escapeXml(`<a href="x">&'`)).toBe("&lt;a href=&quot;x&quot;&gt;&amp;&apos;");
   });
 });
+
+describe("adding a picked element to the failure what-if", () => {
+  it("appends once and keeps the list tidy", async () => {
+    const { addElement } = await import("./failurePick");
+    expect(addElement("", "leaf-01")).toBe("leaf-01");
+    expect(addElement("leaf-01, spine-02", "leaf-01")).toBe("leaf-01, spine-02");
+    expect(addElement(" leaf-01 ,, ", "spine-03")).toBe("leaf-01, spine-03");
+  });
+});

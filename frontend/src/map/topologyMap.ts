@@ -5,6 +5,7 @@
 // PNG/SVG export. Other modules drive the overlays through the TopologyMap
 // handle (getTopologyMap) with plain arrays.
 
+import { addElement } from "./failurePick";
 import { element } from "../dom";
 import { describeRequestError, type JsonClient } from "../http";
 import type { Translate } from "../i18n";
@@ -397,11 +398,27 @@ function showMap(host: HTMLElement, stage: HTMLElement, model: MapModel, context
           ? detailsFromModel(model, node)
           : parseNodeDetails(await http.get(withQuery(urls.node, { id: model.nodeId[node] ?? "" })));
       if (selected === node) {
-        details.replaceChildren(header, ...renderDetails(doc, info, t, onPeer), fromHere);
+        details.replaceChildren(header, ...renderDetails(doc, info, t, onPeer), fromHere, ...failureButton(node));
       }
     } catch (error) {
       details.replaceChildren(header, element(doc, "p", { class: "error" }, [t("map.details.failed", { detail: describeRequestError(error, t) })]));
     }
+  };
+
+  // On a page with the failure what-if form, a switch picked on the map can be added to it.
+  const failureButton = (node: number): HTMLElement[] => {
+    const field = doc.querySelector<HTMLInputElement>("#failure-form input[name=elements]");
+    const id = model.nodeId[node];
+    if (field === null || id === undefined || model.nodeKind[node] !== "switch") {
+      return [];
+    }
+    return [
+      button(t("map.details.addFailure"), () => {
+        const elements = addElement(field.value, id);
+        field.value = elements;
+        status.textContent = t("map.details.addedFailure", { elements });
+      }),
+    ];
   };
 
   const setPathMode = (on: boolean): void => {
@@ -714,3 +731,4 @@ function showMap(host: HTMLElement, stage: HTMLElement, model: MapModel, context
   }
   return api;
 }
+
