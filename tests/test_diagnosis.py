@@ -28,3 +28,14 @@ def test_down_link_and_miswiring_against_the_plan_are_found(operator_client):
 def test_healthy_fabric_without_plan(viewer_client, small_snapshot):
     page = viewer_client.get(f"/fabrics/{small_snapshot.fabric_id}/diagnosis/")
     assert page.status_code == 200 and b"No cabling plan uploaded" in page.content
+
+
+def test_a_flapping_link_seen_in_telemetry_is_diagnosed(operator_client, small_snapshot):
+    link = small_snapshot.links.select_related("a").order_by("pk").first()
+    port = {"node": link.a.key, "port": link.a_port}
+    url = f"/api/fabrics/{small_snapshot.fabric_id}/telemetry/"
+    for second, downed in enumerate([0, 2, 5, 9]):
+        sample = {"port": port, "timestamp": 1000.0 + second, "tx_bytes": second * 10**9, "errors": {"link_downed": downed}}
+        assert operator_client.post(url, {"samples": [sample]}, content_type="application/json").status_code == 202
+    page = operator_client.get(f"/fabrics/{small_snapshot.fabric_id}/diagnosis/").content.decode()
+    assert 'data-rule="link-flapping"' in page

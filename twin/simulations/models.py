@@ -49,5 +49,6 @@ class TelemetryState(models.Model):
     fabric = models.OneToOneField("fabrics.Fabric", on_delete=models.CASCADE, primary_key=True, related_name="telemetry")
     state = models.JSONField(default=dict)
     frame = models.JSONField(null=True, blank=True)
+    history = models.JSONField(default=list, help_text="Recent error-counter samples per link, for diagnosis (flapping links)")
     seq = models.PositiveBigIntegerField(default=0)
     updated_at = models.DateTimeField(auto_now=True)

@@ -2,6 +2,7 @@
 import functools
 import logging
 import time
+from datetime import datetime, timezone
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
@@ -256,9 +257,42 @@ def telemetry_ingest(*, fabric: Fabric, samples: list) -> dict:
         current.seq += 1
         frame = {**frame, "seq": current.seq, "snapshot": snapshot.pk}
         current.state, current.frame = state, frame
+        current.history = (current.history + error_samples(spec, samples))[-TELEMETRY_HISTORY:]
         current.save()
     transaction.on_commit(lambda: send_fabric_telemetry(fabric.pk, frame))
     return frame
+
+
+TELEMETRY_HISTORY = 5000  # error-counter samples kept per fabric for the diagnosis rules
+
+
+def sample_time(value) -> float | None:
+    """Seconds since the epoch from a sample's timestamp (a number, or ISO 8601; no zone = UTC)."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).timestamp()
+    return None
+
+
+def error_samples(spec, samples: list) -> list[dict]:
+    """The samples' cumulative error counters, by link index (telemetry_frame has already
+    checked the batch's shape)."""
+    link_of_port = {}
+    for index, link in enumerate(spec.links):
+        link_of_port[(link.a, link.a_port)] = link_of_port[(link.b, link.b_port)] = index
+    kept = []
+    for sample in samples:
+        port, errors = sample.get("port") or {}, sample.get("errors")
+        link = link_of_port.get((port.get("node"), str(port.get("port"))))
+        t_s = sample_time(sample.get("timestamp"))
+        if link is not None and t_s is not None and isinstance(errors, dict) and errors:
+            kept.append({"t_s": t_s, "link": link, "counters": {name: int(value) for name, value in errors.items()}})
+    return kept
 
 
 def send_fabric_telemetry(fabric_id: int, frame: dict) -> None:

@@ -3,10 +3,12 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from twin.fabrics.models import Fabric
+from twin.operations.diagnosis import TelemetrySample
 from twin.runs.models import Run, RunKind, RunStatus
 from twin.whatif.render import render_comparison_html, render_csv, render_pdf, report_json
 from twin.whatif.report import compare_reports
 
+from .models import TelemetryState
 from .services import fabric_diagnose
 
 __all__ = ("diagnosis_page", "whatif_report_page", "whatif_report_download", "whatif_compare_page")
@@ -20,7 +22,9 @@ def diagnosis_page(request, fabric_id: int):
     result = None
     if snapshot is not None:
         entries = fabric.experiments.filter(snapshot=snapshot).order_by("-created_at")[:RECENT_MEASUREMENTS]
-        result = fabric_diagnose(snapshot=snapshot, measurement_entries=list(entries))
+        history = TelemetryState.objects.filter(fabric=fabric).values_list("history", flat=True).first() or []
+        telemetry = [TelemetrySample(t_s=sample["t_s"], link=sample["link"], counters=sample["counters"]) for sample in history]
+        result = fabric_diagnose(snapshot=snapshot, measurement_entries=list(entries), telemetry=telemetry)
     return render(request, "simulations/diagnosis.html", {"fabric": fabric, "snapshot": snapshot, "result": result})
 
 
