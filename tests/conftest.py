@@ -22,6 +22,18 @@ if os.environ.get("CI"):
     hypothesis_settings.load_profile("ci")
 
 
+@pytest.fixture(autouse=True)
+def fresh_channel_layer():
+    """Each test gets its own channel layer object. A layer keeps asyncio locks bound to the event
+    loop that first used it; the tests run each websocket scenario in a loop of its own (a server
+    process has one loop for its life), so a layer shared across tests can outlive its loop."""
+    from channels.layers import channel_layers
+
+    channel_layers.backends.clear()
+    yield
+    channel_layers.backends.clear()
+
+
 @pytest.fixture
 def make_user(db):
     def make(role: Role = Role.VIEWER, username: str | None = None):
