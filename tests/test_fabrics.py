@@ -136,3 +136,16 @@ def test_fabric_list_filters_sorts_and_pages(viewer_client):
     filtered = viewer_client.get("/", {"q": "pod-1"}).content.decode()
     assert "pod-15" in filtered and "pod-25" not in filtered
     assert b"No fabric matches" in viewer_client.get("/", {"q": "nothing"}).content
+
+
+def test_fabric_page_pages_its_snapshots(viewer_client):
+    from twin.fabrics.models import Snapshot
+
+    fabric = Fabric.objects.create(name="many")
+    for version in range(1, 26):
+        Snapshot.objects.create(fabric=fabric, version=version, source_name=f"s{version}", source_format="x", checksum="0")
+    first = viewer_client.get(f"/fabrics/{fabric.pk}/").content.decode()
+    assert "Page 1 of 2" in first and ">v25<" in first and ">v5<" not in first
+    second = viewer_client.get(f"/fabrics/{fabric.pk}/", {"page": 2}).content.decode()
+    assert ">v5<" in second
+    assert viewer_client.get(f"/fabrics/{fabric.pk}/", {"snapshot": "abc", "compare": "999999"}).status_code == 200

@@ -42,14 +42,22 @@ def fabric_list_page(request):
     return render(request, "fabrics/fabric_list.html", {"page": page, "q": query_text, "sort": sort, "sorts": list(FABRIC_SORTS), "query": query.urlencode()})
 
 
+SNAPSHOTS_PER_PAGE = 20
+
+
+def snapshot_of(fabric: Fabric, wanted: str):
+    """The fabric's snapshot with id `wanted`, or None (bad or foreign ids are simply not found)."""
+    return fabric.snapshots.select_related("created_by").filter(pk=int(wanted)).first() if wanted.isdigit() else None
+
+
 def fabric_page(request, fabric_id: int):
     fabric = get_object_or_404(Fabric, pk=fabric_id)
-    snapshots = list(fabric.snapshots.select_related("created_by").order_by("-version"))
-    discovered = [s for s in snapshots if s.role == SnapshotRole.DISCOVERED]
-    wanted = request.GET.get("snapshot", "")
-    snapshot = next((s for s in snapshots if str(s.pk) == wanted), discovered[0] if discovered else None)
+    snapshot = snapshot_of(fabric, request.GET.get("snapshot", "")) or fabric.latest_snapshot()
+    compare = snapshot_of(fabric, request.GET.get("compare", ""))
+    if compare == snapshot:
+        compare = None
+    snapshots = Paginator(fabric.snapshots.select_related("created_by").order_by("-version"), SNAPSHOTS_PER_PAGE).get_page(request.GET.get("page"))
     runs = snapshot.runs.select_related("created_by").order_by("-created_at")[:10] if snapshot else []
-    compare = next((s for s in snapshots if str(s.pk) == request.GET.get("compare", "") and s != snapshot), None)
     return render(
         request,
         "fabrics/fabric_detail.html",
