@@ -11,33 +11,18 @@ Cases (targets from the issues, 2-core machine):
 Prints wall time per worker count and the speed-up; asserts nothing.
 """
 import argparse
+import contextlib
 import os
 import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-
-def scratch_database() -> tuple[str, callable]:
-    configured = os.environ.get("DATABASE_URL", "")
-    if not configured.startswith(("postgres://", "postgresql://")):
-        return f"sqlite:///{Path(tempfile.mkdtemp()) / 'bench.sqlite3'}", lambda: None
-    import psycopg
-
-    name = f"twin_bench_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(configured, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-
-    def drop() -> None:
-        with psycopg.connect(configured, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-    return configured.rsplit("/", 1)[0] + "/" + name, drop
+from tests.stack import scratch_database  # noqa: E402
 
 
 def report_page_timing(run) -> None:
@@ -69,7 +54,8 @@ def main() -> None:
     from twin.common.embedded import EmbeddedRedis
 
     redis = EmbeddedRedis().start()
-    database_url, drop = scratch_database()
+    scratch = contextlib.ExitStack()
+    database_url = scratch.enter_context(scratch_database(Path(tempfile.mkdtemp()), "twin_bench"))
     env = {**os.environ, "DATABASE_URL": database_url, "REDIS_URL": redis.url, "DJANGO_SETTINGS_MODULE": "twin.settings", "TWIN_DATA_DIR": tempfile.mkdtemp()}
     os.environ.update(env)
     import django
@@ -126,7 +112,7 @@ def main() -> None:
         from django.db import connection
 
         connection.close()
-        drop()
+        scratch.close()
         redis.stop()
 
 

@@ -9,34 +9,18 @@ bulk inserts), load (snapshot_spec_get, the ORM -> core adapter) and diff of two
 (loads both, then diff_fabrics). Baseline for store: saving the same rows one by one with
 Model.save() on a 1,024-card fabric, scaled per row.
 """
+import contextlib
 import os
 import resource
 import sys
 import tempfile
 import time
-import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-
-def scratch_database_url() -> tuple[str, callable]:
-    configured = os.environ.get("DATABASE_URL", "")
-    if not configured.startswith(("postgres://", "postgresql://")):
-        path = Path(tempfile.mkdtemp()) / "bench.sqlite3"
-        return f"sqlite:///{path}", lambda: None
-    import psycopg
-
-    name = f"twin_bench_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(configured, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-
-    def drop() -> None:
-        with psycopg.connect(configured, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-    return configured.rsplit("/", 1)[0] + "/" + name, drop
+from tests.stack import scratch_database  # noqa: E402
 
 
 def timed(label: str, function):
@@ -48,7 +32,8 @@ def timed(label: str, function):
 
 
 def main() -> None:
-    database_url, drop = scratch_database_url()
+    scratch = contextlib.ExitStack()
+    database_url = scratch.enter_context(scratch_database(Path(tempfile.mkdtemp()), "twin_bench"))
     os.environ["DATABASE_URL"] = database_url
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "twin.settings")
     os.environ.setdefault("TWIN_DATA_DIR", tempfile.mkdtemp())
@@ -102,7 +87,7 @@ def main() -> None:
         print(f"peak memory (ru_maxrss): {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MiB")
     finally:
         connection.close()
-        drop()
+        scratch.close()
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
 """Start the whole product (`manage.py serve`) as a subprocess for the smoke and browser tests."""
+import contextlib
 import http.cookiejar
 import os
 import re
@@ -8,6 +9,8 @@ import sys
 import time
 import urllib.parse
 import urllib.request
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 from twin.common.embedded import free_port
@@ -103,3 +106,23 @@ def port_is_open(port: int) -> bool:
     with socket.socket() as probe:
         probe.settimeout(0.5)
         return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
+@contextlib.contextmanager
+def scratch_database(directory: Path, prefix: str = "twin_scratch") -> Iterator[str]:
+    """A database of its own for a stack or a benchmark, dropped afterwards: a fresh PostgreSQL
+    database when DATABASE_URL names a PostgreSQL server, else an SQLite file in `directory`."""
+    configured = os.environ.get("DATABASE_URL", "")
+    if not configured.startswith(("postgres://", "postgresql://")):
+        yield f"sqlite:///{Path(directory) / f'{prefix}.sqlite3'}"
+        return
+    import psycopg
+
+    name = f"{prefix}_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(configured, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield configured.rsplit("/", 1)[0] + "/" + name
+    finally:
+        with psycopg.connect(configured, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -1,14 +1,12 @@
 """End to end in headless Chromium against the whole product on the configured database
 (PostgreSQL in CI) and a Redis this test controls: log in, open the demo fabric, start a run,
 watch progress and result arrive over the websocket; then lose Redis and get it back."""
-import os
 import shutil
-import uuid
 from pathlib import Path
 
 import pytest
 
-from tests.stack import ADMIN_PASSWORD, ROOT, Stack
+from tests.stack import ADMIN_PASSWORD, ROOT, Stack, scratch_database
 from twin.common.embedded import EmbeddedRedis
 
 CHROMIUM = "/usr/bin/chromium"
@@ -24,22 +22,9 @@ pytestmark = [
 
 @pytest.fixture
 def stack_database_url(tmp_path):
-    """A database of its own for the stack: a fresh PostgreSQL database when DATABASE_URL names
-    a PostgreSQL server, else an SQLite file."""
-    configured = os.environ.get("DATABASE_URL", "")
-    if not configured.startswith(("postgres://", "postgresql://")):
-        yield f"sqlite:///{tmp_path / 'e2e.sqlite3'}"
-        return
-    import psycopg
-
-    name = f"twin_e2e_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(configured, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield configured.rsplit("/", 1)[0] + "/" + name
-    finally:
-        with psycopg.connect(configured, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    """A database of its own for the stack (PostgreSQL when DATABASE_URL names one, else SQLite)."""
+    with scratch_database(tmp_path, "twin_e2e") as url:
+        yield url
 
 
 @pytest.fixture

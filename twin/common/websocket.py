@@ -1,7 +1,67 @@
-"""Close codes our websockets use (4000-4999 is the application range), so pages can tell why."""
+"""The websockets' shared shape: a viewer of one object (a run, a fabric, a replay) joins that
+object's group and is sent its current state, then every change pushed to the group."""
+import logging
 
-__all__ = ("CLOSE_UNAUTHENTICATED", "CLOSE_NOT_FOUND", "CLOSE_LAYER_UNAVAILABLE")
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
+__all__ = ("CLOSE_UNAUTHENTICATED", "CLOSE_NOT_FOUND", "CLOSE_LAYER_UNAVAILABLE", "GroupConsumer")
+
+log = logging.getLogger(__name__)
+
+# Close codes in the application range (4000-4999), so pages can tell why.
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_NOT_FOUND = 4404
 CLOSE_LAYER_UNAVAILABLE = 4503
+
+
+class GroupConsumer(AsyncJsonWebsocketConsumer):
+    """Refuses anonymous users (4401) and unknown objects (4404); when Redis cannot be reached it
+    sends the current state and closes (4503), and the page reconnects by itself.
+
+    Subclasses name the object's group (`group_for`) and give the opening messages
+    (`opening_messages`: the current state, or None when the object does not exist). Viewers
+    only listen unless a subclass overrides `receive_json`.
+    """
+
+    group: str | None = None
+
+    def group_for(self, kwargs: dict) -> str:
+        raise NotImplementedError
+
+    async def opening_messages(self) -> list[dict] | None:
+        raise NotImplementedError
+
+    async def connect(self) -> None:
+        user = self.scope.get("user")
+        if user is None or not user.is_authenticated:
+            await self.close(code=CLOSE_UNAUTHENTICATED)
+            return
+        group = self.group_for(self.scope["url_route"]["kwargs"])
+        opening = await self.opening_messages()
+        if opening is None:
+            await self.close(code=CLOSE_NOT_FOUND)
+            return
+        await self.accept()
+        try:
+            await self.channel_layer.group_add(group, self.channel_name)
+        except Exception:  # noqa: BLE001 - Redis down: say so by closing; the page reconnects
+            log.warning("channel layer unavailable; closing %s", group, exc_info=True)
+            for message in opening:
+                await self.send_json(message)
+            await self.close(code=CLOSE_LAYER_UNAVAILABLE)
+            return
+        self.group = group
+        # Read again once in the group, so that no change falls between the state and the stream.
+        current = await self.opening_messages()
+        for message in current if current is not None else opening:
+            await self.send_json(message)
+
+    async def disconnect(self, code: int) -> None:
+        if self.group is not None:
+            try:
+                await self.channel_layer.group_discard(self.group, self.channel_name)
+            except Exception:  # noqa: BLE001 - nothing to clean up if Redis is gone
+                pass
+
+    async def receive_json(self, content, **kwargs) -> None:
+        """Viewers only listen; anything they send is ignored."""

@@ -1,6 +1,5 @@
 """Pages for fabrics, snapshots, uploads and diffs."""
 from django.contrib import messages
-from django.core.paginator import Paginator
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -10,6 +9,7 @@ from django.views.decorators.http import require_http_methods
 from twin.accounts.decorators import role_required
 from twin.accounts.models import Role
 from twin.common.errors import ApplicationError
+from twin.common.pages import paged
 from twin.ingest import ParseOptions
 from twin.runs.forms import FailureForm, PlacementForm, ReplayForm, WhatIfForm
 from twin.simulations.services import ALGORITHMS, COLLECTIVES, ECMP_MODES
@@ -36,10 +36,8 @@ def fabric_list_page(request):
         fabrics = fabrics.filter(name__icontains=query_text)
     sort = request.GET.get("sort", "name")
     fabrics = fabrics.order_by(FABRIC_SORTS.get(sort, "name"), "pk")
-    page = Paginator(fabrics, FABRICS_PER_PAGE).get_page(request.GET.get("page"))
-    query = request.GET.copy()
-    query.pop("page", None)
-    return render(request, "fabrics/fabric_list.html", {"page": page, "q": query_text, "sort": sort, "sorts": list(FABRIC_SORTS), "query": query.urlencode()})
+    page, query = paged(request, fabrics, FABRICS_PER_PAGE)
+    return render(request, "fabrics/fabric_list.html", {"page": page, "q": query_text, "sort": sort, "sorts": list(FABRIC_SORTS), "query": query})
 
 
 SNAPSHOTS_PER_PAGE = 20
@@ -56,13 +54,13 @@ def fabric_page(request, fabric_id: int):
     compare = snapshot_of(fabric, request.GET.get("compare", ""))
     if compare == snapshot:
         compare = None
-    snapshots = Paginator(fabric.snapshots.select_related("created_by").order_by("-version"), SNAPSHOTS_PER_PAGE).get_page(request.GET.get("page"))
+    snapshots, snapshot_query = paged(request, fabric.snapshots.select_related("created_by").order_by("-version"), SNAPSHOTS_PER_PAGE)
     runs = snapshot.runs.select_related("created_by").order_by("-created_at")[:10] if snapshot else []
     return render(
         request,
         "fabrics/fabric_detail.html",
         {
-            "fabric": fabric, "snapshot": snapshot, "snapshots": snapshots, "runs": runs, "compare": compare,
+            "fabric": fabric, "snapshot": snapshot, "snapshots": snapshots, "snapshot_query": snapshot_query, "runs": runs, "compare": compare,
             "collectives": COLLECTIVES, "algorithms": ALGORITHMS, "ecmp_modes": ECMP_MODES,
             "placement_form": PlacementForm(), "failure_form": FailureForm(), "replay_form": ReplayForm(), "whatif_form": WhatIfForm(),
         },

@@ -4,7 +4,6 @@ import csv
 import io
 
 from django.contrib import messages
-from django.core.paginator import Paginator
 from django.db.models import Q
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -14,6 +13,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from twin.accounts.decorators import role_required
 from twin.accounts.models import Role
 from twin.common.errors import ApplicationError
+from twin.common.pages import paged
 from twin.fabrics.models import Fabric
 from twin.fabrics.services import UploadRejected, source_files_from_uploads
 
@@ -70,10 +70,8 @@ def journal_page(request, fabric_id: int):
     entries = filtered_experiments(fabric, form)
     if request.GET.get("format") == "csv":
         return journal_csv(fabric, entries)
-    page = Paginator(entries, PAGE_SIZE).get_page(request.GET.get("page"))
-    query = request.GET.copy()
-    query.pop("page", None)
-    return render(request, "journal/journal.html", {"fabric": fabric, "form": form, "page": page, "query": query.urlencode()})
+    page, query = paged(request, entries, PAGE_SIZE)
+    return render(request, "journal/journal.html", {"fabric": fabric, "form": form, "page": page, "query": query})
 
 
 def experiment_page(request, fabric_id: int, experiment_id: int):

@@ -74,6 +74,7 @@ class RunCell(models.Model):
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="cells")
     key = models.CharField(max_length=200, help_text="Stable name of the cell within its run")
+    label = models.CharField(max_length=200, blank=True, help_text="The cell for people, in progress messages")
     position = models.PositiveIntegerField()
     params = models.JSONField(default=dict)
     status = models.CharField(max_length=16, choices=CellStatus.choices, default=CellStatus.PENDING)

@@ -1,16 +1,26 @@
-"""Progress reporting from a running run: to the database and to viewers, at most 10 times a second."""
+"""Progress of a running run: written to the database and pushed to viewers."""
 import time
 
 from django.db.models import F
 
-from .models import Run
+from .models import Run, RunStatus
 from .realtime import run_broadcast
 
-__all__ = ("ProgressReporter",)
+__all__ = ("progress_update", "ProgressReporter")
+
+
+def progress_update(run_id: int, message: str, fraction: float | None = None) -> None:
+    """Record a running run's progress (0..1, when given) and message, and push the new state."""
+    changes = {"message": message[:255], "seq": F("seq") + 1}
+    if fraction is not None:
+        changes["progress"] = max(0.0, min(1.0, fraction))
+    if Run.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(**changes):
+        run_broadcast(Run.objects.get(pk=run_id))
 
 
 class ProgressReporter:
-    """A plain `(fraction, message)` callable for the core's `on_progress` hooks."""
+    """A plain `(fraction, message)` callable for the core's `on_progress` hooks, sending at most
+    10 updates a second (the last one always)."""
 
     min_interval_s = 0.1
 
@@ -23,7 +33,4 @@ class ProgressReporter:
         if now - self.last_sent < self.min_interval_s and fraction < 1.0:
             return
         self.last_sent = now
-        Run.objects.filter(pk=self.run_id).update(
-            progress=max(0.0, min(1.0, fraction)), message=message[:255], seq=F("seq") + 1
-        )
-        run_broadcast(Run.objects.get(pk=self.run_id))
+        progress_update(self.run_id, message, fraction)

@@ -12,7 +12,7 @@ from twin.simcore.errors import TwinCoreError
 from .fanout import FANOUT_KINDS
 from .handlers import RUN_HANDLERS
 from .models import CellStatus, Run, RunCell, RunKind, RunStatus
-from .progress import ProgressReporter
+from .progress import ProgressReporter, progress_update
 from .realtime import run_broadcast
 
 __all__ = ("run_create", "run_execute", "run_finish", "run_cancel", "cell_execute", "run_assemble")
@@ -45,11 +45,15 @@ def run_create(*, kind: RunKind, snapshot: Snapshot, user=None, params: dict | N
         run.full_clean()
         run.save()
         if kind in FANOUT_KINDS:
+            # Planning checks the parameters: an impossible run is refused before any task starts.
             try:
-                FANOUT_KINDS[kind].plan(run)
+                plans = FANOUT_KINDS[kind].plan(run)
             except TwinCoreError as error:
                 transaction.set_rollback(True)
                 raise ApplicationError(str(error)) from error
+            RunCell.objects.bulk_create(
+                RunCell(run=run, key=plan.key, label=plan.label[:200], position=index, params=plan.params) for index, plan in enumerate(plans)
+            )
 
     def queue() -> None:
         try:
@@ -98,20 +102,11 @@ def run_execute(*, run_id: int) -> None:
 
 
 def run_fan_out(run: Run) -> None:
-    """Create the run's cells (once) and queue every cell not yet done."""
+    """Queue every cell of the run not yet done (a second delivery queues what is left)."""
     from .tasks import cell_execute_task
 
-    try:
-        plans = FANOUT_KINDS[run.kind].plan(run)
-    except TwinCoreError as error:
-        run_finish(run_id=run.pk, status=RunStatus.FAILED, error=str(error))
-        return
-    RunCell.objects.bulk_create(
-        [RunCell(run=run, key=plan.key, position=index, params={**plan.params, "_label": plan.label}) for index, plan in enumerate(plans)],
-        ignore_conflicts=True,  # a second delivery of this task finds them there
-    )
     pending = list(run.cells.filter(status=CellStatus.PENDING).values_list("pk", flat=True))
-    progress_update(run.pk, f"0 of {len(plans)} cells done")
+    progress_update(run.pk, f"{run.cells.count() - len(pending)} of {run.cells.count()} cells done")
     for cell_id in pending:
         queue_task(cell_execute_task, cell_id)
 
@@ -126,15 +121,14 @@ def cell_execute(*, cell_id: int) -> None:
         RunCell.objects.filter(pk=cell_id, status=CellStatus.PENDING).update(status=CellStatus.SKIPPED)
         return
     RunCell.objects.filter(pk=cell_id).update(attempts=F("attempts") + 1)
-    params = {key: value for key, value in cell.params.items() if key != "_label"}
     try:
-        result = FANOUT_KINDS[run.kind].execute(run, params)
+        result = FANOUT_KINDS[run.kind].execute(run, cell.params)
     except Exception as exc:  # noqa: BLE001 - recorded on the cell and the run, shown to the user
         reason = str(exc) if isinstance(exc, TwinCoreError) else f"{type(exc).__name__}: {exc}"
         if not isinstance(exc, TwinCoreError):
             log.exception("cell %s of run %s failed", cell.key, run.pk)
         RunCell.objects.filter(pk=cell_id, status=CellStatus.PENDING).update(status=CellStatus.FAILED, error=reason, finished_at=timezone.now())
-        run_finish(run_id=run.pk, status=RunStatus.FAILED, error=f"{cell.params.get('_label') or cell.key}: {reason}")
+        run_finish(run_id=run.pk, status=RunStatus.FAILED, error=f"{cell.label or cell.key}: {reason}")
         return
     updated = RunCell.objects.filter(pk=cell_id, status=CellStatus.PENDING).update(status=CellStatus.DONE, result=result, finished_at=timezone.now())
     if updated:
@@ -147,17 +141,10 @@ def cell_counted(run: Run, cell: RunCell) -> None:
     counts = dict(run.cells.values("status").annotate(n=Count("pk")).values_list("status", "n"))
     total = sum(counts.values())
     done = counts.get(CellStatus.DONE, 0)
-    progress_update(run.pk, f"{done} of {total} cells done (last: {cell.params.get('_label') or cell.key})", fraction=done / total)
+    # 1.0 only once the run has its result.
+    progress_update(run.pk, f"{done} of {total} cells done (last: {cell.label or cell.key})", fraction=min(done / total, 0.99))
     if done == total:
         queue_task(run_assemble_task, run.pk)
-
-
-def progress_update(run_id: int, message: str, fraction: float | None = None) -> None:
-    changes = {"message": message[:255], "seq": F("seq") + 1}
-    if fraction is not None:
-        changes["progress"] = min(fraction, 0.99)  # 1.0 only once the run has its result
-    if Run.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(**changes):
-        run_broadcast(Run.objects.get(pk=run_id))
 
 
 def run_assemble(*, run_id: int) -> None:

@@ -1,12 +1,12 @@
 """Run pages, and the forms on a fabric page that start placement and failure runs."""
 from django.contrib import messages
-from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from twin.accounts.decorators import role_required
 from twin.accounts.models import Role
 from twin.common.errors import ApplicationError
+from twin.common.pages import paged
 from twin.fabrics.models import Snapshot
 from twin.operations.exports import read_rank_mapping
 from twin.fabrics.services import source_files_from_uploads
@@ -36,11 +36,9 @@ def run_list_page(request):
         runs = runs.filter(snapshot__fabric__name__icontains=fabric)
     sort = request.GET.get("sort", "newest")
     runs = runs.order_by(RUN_SORTS.get(sort, "-created_at"), "-id")
-    page = Paginator(runs, RUNS_PER_PAGE).get_page(request.GET.get("page"))
-    query = request.GET.copy()
-    query.pop("page", None)
+    page, query = paged(request, runs, RUNS_PER_PAGE)
     return render(request, "runs/run_list.html", {
-        "page": page, "query": query.urlencode(), "kinds": RunKind.choices, "statuses": RunStatus.choices,
+        "page": page, "query": query, "kinds": RunKind.choices, "statuses": RunStatus.choices,
         "kind": kind, "status": status, "fabric": fabric, "sort": sort, "sorts": list(RUN_SORTS),
     })
 

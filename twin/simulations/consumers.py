@@ -1,47 +1,21 @@
 """Websocket of a replay: every viewer sees the same player; operators drive it."""
-import logging
-
 from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from twin.common.errors import ApplicationError
-from twin.common.websocket import CLOSE_LAYER_UNAVAILABLE, CLOSE_NOT_FOUND, CLOSE_UNAUTHENTICATED
+from twin.common.websocket import GroupConsumer
 
 from .models import ReplayPlayback
 from .replays import playback_command, playback_state, replay_frame, replay_group
 
 __all__ = ("ReplayConsumer",)
 
-log = logging.getLogger(__name__)
 
+class ReplayConsumer(GroupConsumer):
+    """A late joiner gets the current state and frame at once."""
 
-class ReplayConsumer(AsyncJsonWebsocketConsumer):
-    async def connect(self) -> None:
-        user = self.scope.get("user")
-        if user is None or not user.is_authenticated:
-            await self.close(code=CLOSE_UNAUTHENTICATED)
-            return
-        self.run_id = int(self.scope["url_route"]["kwargs"]["run_id"])
-        opening = await self.opening_messages()
-        if opening is None:
-            await self.close(code=CLOSE_NOT_FOUND)
-            return
-        await self.accept()
-        try:
-            await self.channel_layer.group_add(replay_group(self.run_id), self.channel_name)
-        except Exception:  # noqa: BLE001 - Redis down: say so by closing; the page reconnects
-            log.warning("channel layer unavailable; closing replay socket", exc_info=True)
-            await self.close(code=CLOSE_LAYER_UNAVAILABLE)
-            return
-        for message in opening:  # a late joiner gets the current state and frame at once
-            await self.send_json(message)
-
-    async def disconnect(self, code: int) -> None:
-        if hasattr(self, "run_id"):
-            try:
-                await self.channel_layer.group_discard(replay_group(self.run_id), self.channel_name)
-            except Exception:  # noqa: BLE001
-                pass
+    def group_for(self, kwargs: dict) -> str:
+        self.run_id = int(kwargs["run_id"])
+        return replay_group(self.run_id)
 
     async def receive_json(self, content, **kwargs) -> None:
         if not self.scope["user"].has_role("operator"):

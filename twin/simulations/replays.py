@@ -126,7 +126,8 @@ def timeline_of(run_id: int) -> "StoredReplay":
 class StoredReplay:
     """The stored timeline of a replay and its leaf-to-leaf matrices (when the fabric has leaves)."""
 
-    def __init__(self, detail: dict) -> None:
+    def __init__(self, detail: dict, snapshot_id: int) -> None:
+        self.snapshot_id = snapshot_id
         self.timeline = Timeline.from_plain(detail["timeline"])
         self.leaf_matrix = detail.get("leaf_matrix")
         self.t_s, self.t_end_s = self.timeline.t_s, self.timeline.t_end_s
@@ -136,6 +137,7 @@ class StoredReplay:
 
     def frame(self, index: int) -> dict:
         frame = dict(self.timeline.frame(index))
+        frame["snapshot"] = self.snapshot_id  # the snapshot whose links it colours
         if self.leaf_matrix is not None:
             frame["leaf_matrix"] = {"groups": self.leaf_matrix["groups"], "scale_bytes": self.leaf_matrix["scale_bytes"], "values": self.leaf_matrix["frames"][index]}
         return frame
@@ -145,16 +147,14 @@ class StoredReplay:
 def timeline_cached(run_id: int, finished_at: str) -> StoredReplay:
     from twin.runs.models import Run
 
-    return StoredReplay(Run.objects.values_list("detail", flat=True).get(pk=run_id))
+    detail, snapshot_id = Run.objects.values_list("detail", "snapshot_id").get(pk=run_id)
+    return StoredReplay(detail, snapshot_id)
 
 
 def replay_frame(run_id: int, index: int, seq: int, timeline: "StoredReplay | None" = None) -> dict:
-    """Frame `index` of a stored replay, with its seq and the snapshot whose links it colours."""
-    from twin.runs.models import Run
-
-    frame = dict((timeline or timeline_of(run_id)).frame(index))
+    """Frame `index` of a stored replay, with its seq."""
+    frame = (timeline or timeline_of(run_id)).frame(index)
     frame["seq"] = seq
-    frame["snapshot"] = Run.objects.values_list("snapshot_id", flat=True).get(pk=run_id)
     return frame
 
 

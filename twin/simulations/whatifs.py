@@ -95,8 +95,8 @@ def execute(run: Run, params: dict) -> dict:
 
 def assemble(run: Run, results: dict[str, dict]) -> RunOutput:
     spec = snapshot_spec_get(snapshot_id=run.snapshot_id)
-    plans, params = whatif_cells(spec, run.params)
-    cells = {plan.key: plan.params for plan in plans}
+    params = {**whatif_defaults(), **run.params, "rules": rules_of(spec, run.params).to_dict()}
+    cells = dict(run.cells.values_list("key", "params"))
     report = whatif_report(params, results, cells, title=f"Staged scale-out of {run.snapshot.fabric.name} v{run.snapshot.version}")
     # Rendered once here: the report page then serves stored HTML (rendering takes about a second).
     return RunOutput(report_summary(report), {"report": report, "html": render_html(report, full_page=False)})

@@ -1,8 +1,8 @@
 """Write a snapshot out as canonical twin-fabric JSON or GraphML."""
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
+from twin.fabrics.cli import fabric_snapshot
 from twin.fabrics.exports import EXPORT_FORMATS
-from twin.fabrics.models import Fabric
 from twin.fabrics.selectors import snapshot_spec_get
 
 
@@ -16,12 +16,7 @@ class Command(BaseCommand):
         parser.add_argument("--output", "-o", help="File to write (default: standard output)")
 
     def handle(self, *args, fabric, snapshot, fmt, output, **options):
-        found = Fabric.objects.filter(name=fabric).first()
-        if found is None:
-            raise CommandError(f"No fabric named {fabric!r}.")
-        chosen = found.snapshots.filter(version=snapshot).first() if snapshot else found.latest_snapshot()
-        if chosen is None:
-            raise CommandError(f"Fabric {fabric!r} has no snapshot{f' v{snapshot}' if snapshot else ''}.")
+        _, chosen = fabric_snapshot(fabric, snapshot)
         _, _, export = EXPORT_FORMATS[fmt]
         text = export(snapshot_spec_get(snapshot_id=chosen.pk))
         if output:

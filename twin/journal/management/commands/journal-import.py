@@ -5,7 +5,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from twin.common.errors import ApplicationError
-from twin.fabrics.models import Fabric
+from twin.fabrics.cli import fabric_snapshot
 from twin.fabrics.services import SourceFile, UploadRejected
 from twin.journal.services import experiment_import, experiments_calibrate
 
@@ -23,9 +23,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", dest="as_json")
 
     def handle(self, *args, paths, fabric, library_version, algorithm, notes, calibrate, as_json, **options):
-        found = Fabric.objects.filter(name=fabric).first()
-        if found is None or found.latest_snapshot() is None:
-            raise CommandError(f"No fabric named {fabric!r} with a discovered snapshot.")
+        found, snapshot = fabric_snapshot(fabric)
         files = []
         for path in map(Path, paths):
             if not path.is_file():
@@ -33,7 +31,7 @@ class Command(BaseCommand):
             files.append(SourceFile(path.name, path.read_bytes()))
         meta = {"library_version": library_version, "algorithm": algorithm, "notes": notes}
         try:
-            entries = experiment_import(fabric=found, snapshot=found.latest_snapshot(), files=files, meta=meta)
+            entries = experiment_import(fabric=found, snapshot=snapshot, files=files, meta=meta)
             fitted = experiments_calibrate(experiments=entries) if calibrate else None
         except UploadRejected as rejected:
             for file in rejected.extra["files"]:

@@ -1,10 +1,10 @@
 """Hop-distance statistics of a fabric's snapshot, computed here with a progress bar."""
 import json
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
 from twin.common.cli import ProgressBar
-from twin.fabrics.models import Fabric
+from twin.fabrics.cli import fabric_snapshot
 from twin.fabrics.selectors import snapshot_spec_get
 from twin.simcore.hops import hop_statistics
 
@@ -18,13 +18,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", dest="as_json", help="Print the result as JSON")
 
     def handle(self, *args, fabric: str, version: int | None, as_json: bool, **options):
-        found = Fabric.objects.filter(name=fabric).first()
-        if found is None:
-            raise CommandError(f"No fabric named {fabric!r}; known: {', '.join(Fabric.objects.values_list('name', flat=True)) or 'none'}.")
-        snapshots = found.snapshots.order_by("-version")
-        snapshot = snapshots.filter(version=version).first() if version else snapshots.first()
-        if snapshot is None:
-            raise CommandError(f"Fabric {fabric!r} has no snapshot{f' v{version}' if version else ''}.")
+        found, snapshot = fabric_snapshot(fabric, version)
         stats = hop_statistics(snapshot_spec_get(snapshot_id=snapshot.pk), on_progress=ProgressBar(self.stderr._out, label="hop statistics"))
         if as_json:
             self.stdout.write(json.dumps(stats, indent=2))

@@ -3,7 +3,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from twin.fabrics.models import Fabric
+from twin.fabrics.cli import fabric_snapshot
 from twin.simcore.errors import TwinCoreError
 from twin.simulations.services import job_from_params, placement_compare
 
@@ -23,10 +23,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", dest="as_json")
 
     def handle(self, *args, fabric, tp, pp, dp, ep, model_params, busy, seed, as_json, **options):
-        found = Fabric.objects.filter(name=fabric).first()
-        snapshot = found.latest_snapshot() if found else None
-        if snapshot is None:
-            raise CommandError(f"No fabric named {fabric!r} with a discovered snapshot.")
+        found, snapshot = fabric_snapshot(fabric)
         try:
             job = job_from_params({"tp": tp, "pp": pp, "dp": dp, "ep": ep, "model_params": model_params})
             compared = placement_compare(snapshot=snapshot, job=job, busy_cards=[card for card in busy.split(",") if card], seed=seed)

@@ -3,7 +3,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from twin.fabrics.models import Fabric
+from twin.fabrics.cli import fabric_snapshot
 from twin.simcore.errors import TwinCoreError
 from twin.simcore.units import parse_size
 from twin.simulations.services import ALGORITHMS, COLLECTIVES, ECMP_MODES, collective_simulate
@@ -28,12 +28,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", dest="as_json", help="Print one JSON object")
 
     def handle(self, *args, fabric, snapshot, collective, size, algorithm, ecmp, channels, in_switch_reduction, as_json, **options):
-        found = Fabric.objects.filter(name=fabric).first()
-        if found is None:
-            raise CommandError(f"No fabric named {fabric!r}.")
-        chosen = found.snapshots.filter(version=snapshot).first() if snapshot else found.latest_snapshot()
-        if chosen is None:
-            raise CommandError(f"Fabric {fabric!r} has no snapshot{f' v{snapshot}' if snapshot else ''}.")
+        found, chosen = fabric_snapshot(fabric, snapshot)
         try:
             result = collective_simulate(
                 snapshot=chosen, collective=collective, size_bytes=parse_size(size), algorithm=algorithm, ecmp=ecmp,

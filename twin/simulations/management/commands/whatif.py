@@ -5,7 +5,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from twin.common.cli import ProgressBar
-from twin.fabrics.models import Fabric
+from twin.fabrics.cli import fabric_snapshot
 from twin.fabrics.selectors import snapshot_spec_get
 from twin.simcore.errors import TwinCoreError
 from twin.simulations.whatifs import whatif_cell, whatif_cells, whatif_report
@@ -27,10 +27,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", dest="as_json", help="Print a summary as JSON")
 
     def handle(self, *args, fabric, stages, alternatives, collectives, sizes, threshold, out, as_json, **options):
-        found = Fabric.objects.filter(name=fabric).first()
-        snapshot = found.latest_snapshot() if found else None
-        if snapshot is None:
-            raise CommandError(f"No fabric named {fabric!r} with a discovered snapshot.")
+        found, snapshot = fabric_snapshot(fabric)
         try:
             factors = sorted({1.0, *(float(value) for value in stages.split(",") if value)})
             params = {"factors": factors, "alternatives": alternatives.split(","), "collectives": collectives.split(","), "threshold_points": threshold}
