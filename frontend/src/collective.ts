@@ -3,6 +3,7 @@
 // shape of its result for rendering. No DOM access.
 
 import type { MessageKey } from "./i18n";
+import { finite, isRecord } from "./json";
 
 // Mirrors twin/simcore/units.py: decimal units are powers of 1000 (as
 // nccl-tests counts), binary ones powers of 1024; no unit (or B) is bytes.
@@ -156,16 +157,6 @@ export interface CollectiveResult {
   readonly maxLinkUtilization: number | null;
   readonly hottestLinks: readonly HotLink[];
   readonly choice: Choice | null;
-}
-
-type Json = Record<string, unknown>;
-
-function isRecord(value: unknown): value is Json {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function finite(value: unknown): number | null {
-  return typeof value === "number" && Number.isFinite(value) ? value : null;
 }
 
 function text(value: unknown): string | null {

@@ -1,6 +1,8 @@
 // The "failures" run (twin/operations/failures.py): the shape of its result,
 // and the failed elements of a row split into what the map can mark. No DOM access.
 
+import { finite, isRecord } from "./json";
+
 export interface WorkloadChange {
   readonly beforeTimeS: number | null;
   readonly beforeBusbwGBps: number | null;
@@ -60,16 +62,6 @@ export interface FailuresResult {
   readonly ranking: readonly FailureOutcome[];
   readonly evaluated: number;
   readonly linkImpact: readonly LinkImpact[];
-}
-
-type Json = Record<string, unknown>;
-
-function isRecord(value: unknown): value is Json {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function finite(value: unknown): number | null {
-  return typeof value === "number" && Number.isFinite(value) ? value : null;
 }
 
 function strings(value: unknown): string[] {

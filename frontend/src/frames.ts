@@ -4,6 +4,7 @@
 // carry frames. No DOM access.
 
 import type { Translate } from "./i18n";
+import { finite, isRecord, type Json } from "./json";
 
 export interface FrameLink {
   readonly link: number | null;
@@ -63,16 +64,6 @@ export interface Frame {
   readonly snapshot: number | null;
   /** Leaf-to-leaf bytes, when the server sends them (not older replays, not fabrics without leaves). */
   readonly leafMatrix: LeafMatrixData | null;
-}
-
-type Json = Record<string, unknown>;
-
-function isRecord(value: unknown): value is Json {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function finite(value: unknown): number | null {
-  return typeof value === "number" && Number.isFinite(value) ? value : null;
 }
 
 function count(value: unknown): number | null {

@@ -3,6 +3,7 @@
 // the map marks of one strategy's ranks. No DOM access.
 
 import { runSubresourceUrl } from "./runState";
+import { finite, isRecord } from "./json";
 
 export const DIMENSIONS = ["tp", "pp", "dp", "ep"] as const;
 export type Dimension = (typeof DIMENSIONS)[number];
@@ -52,16 +53,6 @@ export interface PlacementResult {
   readonly ranking: readonly string[];
   readonly best: string | null;
   readonly results: ReadonlyMap<string, StrategyResult>;
-}
-
-type Json = Record<string, unknown>;
-
-function isRecord(value: unknown): value is Json {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function finite(value: unknown): number | null {
-  return typeof value === "number" && Number.isFinite(value) ? value : null;
 }
 
 function text(value: unknown): string {

@@ -2,6 +2,8 @@
 // replay_summary) and the pure parts of the player: speeds, frame URLs, the
 // pace of playback without websockets and the sparkline. No DOM access.
 
+import { finite, isRecord } from "./json";
+
 // ---- result -------------------------------------------------------------
 
 export interface ReplayEvents {
@@ -59,16 +61,6 @@ export interface ReplaySummary {
   readonly busiestLinks: readonly ReplayLink[];
   readonly peak: PeakCongestion | null;
   readonly linkClasses: readonly LinkClassLoad[];
-}
-
-type Json = Record<string, unknown>;
-
-function isRecord(value: unknown): value is Json {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function finite(value: unknown): number | null {
-  return typeof value === "number" && Number.isFinite(value) ? value : null;
 }
 
 function text(value: unknown): string | null {

@@ -1,6 +1,8 @@
 // The run model shared by the HTTP API and the websocket, plus the pure rules
 // for deciding which snapshot the page should show.
 
+import { isRecord } from "./json";
+
 export type RunStatus = "pending" | "running" | "succeeded" | "failed" | "cancelled";
 
 export interface Run {
@@ -36,10 +38,6 @@ export function canCancelRuns(role: string | undefined): boolean {
 /** A run's sub-resource URL from its own: "/api/runs/12/" + "cancel" -> "/api/runs/12/cancel/". */
 export function runSubresourceUrl(runUrl: string, name: string): string {
   return `${runUrl.endsWith("/") ? runUrl : `${runUrl}/`}${name}/`;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function optionalString(value: unknown): string | null {

@@ -1,6 +1,8 @@
 // The upload page's JSON answers, parsed defensively, and where a rejection's
 // problems belong in the form. Pure: no DOM access.
 
+import { isRecord, type Json } from "../json";
+
 /** A label and its count, in the order the server sent them. */
 export type Count = readonly [label: string, count: number];
 
@@ -37,10 +39,8 @@ export interface UploadRejection {
   readonly files: readonly FileProblems[];
 }
 
-type Json = Record<string, unknown>;
-
 function asObject(value: unknown): Json | null {
-  return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Json) : null;
+  return isRecord(value) ? value : null;
 }
 
 function asCounts(value: unknown): Count[] {

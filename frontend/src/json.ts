@@ -1,0 +1,13 @@
+// Reading JSON from the server defensively: one definition of "an object" and "a number".
+
+export type Json = Record<string, unknown>;
+
+/** A JSON object (not null, not an array). */
+export function isRecord(value: unknown): value is Json {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The value if it is a finite number, else null. */
+export function finite(value: unknown): number | null {
+  return typeof value === "number" && Number.isFinite(value) ? value : null;
+}
