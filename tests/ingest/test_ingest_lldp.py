@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.ingest.fuzzing import assert_parses_or_ingest_error
 from twin.ingest import IngestError, ParseOptions, detect_format, parse_fabric
 from twin.ingest.parsers import lldp
 from twin.ingest.parsers.cabling import DEFAULT_LATENCY_NS, DEFAULT_LINK_GBPS
@@ -233,11 +234,7 @@ JSON_VALUES = st.recursive(
 
 
 def parses_or_ingest_error(text: str) -> None:
-    try:
-        spec = LldpJsonParser().parse(text, source_name="node01.json", options=ParseOptions(max_problems=5))
-    except IngestError:
-        return
-    spec.validate()
+    assert_parses_or_ingest_error(LldpJsonParser(), text, "node01.json")
 
 
 @given(st.text(max_size=300))

@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.ingest.fuzzing import assert_parses_or_ingest_error, mutated
 from twin.ingest import IngestError, ParseOptions, detect_format, parse_fabric
 from twin.ingest.parsers.slurm import DEFAULT_LATENCY_NS, DEFAULT_LINK_GBPS, SlurmTopologyParser
 
@@ -227,32 +228,8 @@ def test_max_problems_truncates():
 # Property tests -------------------------------------------------------------------------------
 
 
-@st.composite
-def mutated(draw, text: str) -> str:
-    """``text`` with a few lines deleted, duplicated, swapped or with a character replaced."""
-    lines = text.split("\n")
-    for _ in range(draw(st.integers(1, 4))):
-        index = draw(st.integers(0, len(lines) - 1))
-        action = draw(st.sampled_from(["delete", "duplicate", "swap", "replace"]))
-        if action == "delete" and len(lines) > 1:
-            del lines[index]
-        elif action == "duplicate":
-            lines.insert(index, lines[index])
-        elif action == "swap":
-            other = draw(st.integers(0, len(lines) - 1))
-            lines[index], lines[other] = lines[other], lines[index]
-        elif lines[index]:
-            position = draw(st.integers(0, len(lines[index]) - 1))
-            lines[index] = lines[index][:position] + draw(st.characters()) + lines[index][position + 1 :]
-    return "\n".join(lines)
-
-
 def parses_or_ingest_error(text: str) -> None:
-    try:
-        spec = SlurmTopologyParser().parse(text, source_name="fuzz.conf", options=ParseOptions(max_problems=5))
-    except IngestError:
-        return
-    spec.validate()
+    assert_parses_or_ingest_error(SlurmTopologyParser(), text, "fuzz.conf")
 
 
 @given(st.text(max_size=300))
