@@ -20,7 +20,6 @@ import random
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -30,6 +29,7 @@ import networkx as nx  # noqa: E402
 from twin.simcore.diff import diff_fabrics, punch_list_csv  # noqa: E402
 from twin.simcore.generate import fat_tree  # noqa: E402
 from twin.simcore.model import FabricSpec, LinkSpec, NodeSpec  # noqa: E402
+from bench.measure import best_time  # noqa: E402
 
 ENDPOINTS = 16_384
 FAULTS = {"MISSING": 100, "MISWIRED": 50, "SWAPPED": 20, "DEGRADED": 30, "UNKNOWN_DEVICE": 10}
@@ -100,15 +100,6 @@ def networkx_missing_extra(plan: FabricSpec, found: FabricSpec) -> tuple[int, in
     missing = sum(1 for edge in planned.edges if not discovered.has_edge(*edge))
     extra = sum(1 for edge in discovered.edges if not planned.has_edge(*edge))
     return missing, extra
-
-
-def best_time(function: Callable[[], object], repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def main() -> None:

@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import sys
 import time
-import tracemalloc
 from collections import Counter
-from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -26,6 +24,7 @@ import networkx as nx  # noqa: E402
 from twin.simcore.generate import supernode  # noqa: E402
 from twin.simcore.hops import hop_statistics  # noqa: E402
 from twin.simcore.model import FabricSpec  # noqa: E402
+from bench.measure import best_time, peak_traced_bytes  # noqa: E402
 
 # (cards, switch radix): the smallest radices in powers of two that fit 2 tiers (k*k/2 >= cards).
 SIZES = ((1024, 64), (4096, 128), (16384, 256))
@@ -47,24 +46,6 @@ def networkx_histogram(fabric: FabricSpec) -> dict[str, int]:
     return {str(hops): counts[hops] for hops in sorted(counts)}
 
 
-def best_time(function: Callable[[], object], repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
-def peak_traced_mib(function: Callable[[], object]) -> float:
-    tracemalloc.start()
-    try:
-        function()
-        return tracemalloc.get_traced_memory()[1] / 2**20
-    finally:
-        tracemalloc.stop()
-
-
 def main() -> None:
     header = ("cards", "radix", "switches", "links", "hop_statistics s", "peak MiB", "vs networkx")
     print(" | ".join(header))
@@ -74,7 +55,7 @@ def main() -> None:
         fabric = supernode(cards=cards, switch_radix=radix)
         stats = hop_statistics(fabric)
         seconds = best_time(lambda: hop_statistics(fabric), REPEATS)
-        peak = peak_traced_mib(lambda: hop_statistics(fabric))
+        peak = peak_traced_bytes(lambda: hop_statistics(fabric)) / 2**20
         if cards <= BASELINE_MAX_CARDS:
             start = time.perf_counter()
             baseline = networkx_histogram(fabric)

@@ -18,8 +18,6 @@ import re
 import resource
 import sys
 import time
-import tracemalloc
-from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -29,6 +27,7 @@ import networkx as nx  # noqa: E402
 from twin.ingest import parse_fabric  # noqa: E402
 from twin.ingest.writers import export_ibnetdiscover  # noqa: E402
 from twin.simcore.generate import fat_tree  # noqa: E402
+from bench.measure import best_time, peak_traced_bytes  # noqa: E402
 
 ENDPOINTS, RADIX = 16_384, 64
 REPEATS = 3
@@ -54,24 +53,6 @@ def networkx_baseline(text: str) -> nx.MultiGraph:
     return graph
 
 
-def best_time(function: Callable[[], object], repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
-def peak_traced_mib(function: Callable[[], object]) -> float:
-    tracemalloc.start()
-    try:
-        function()
-        return tracemalloc.get_traced_memory()[1] / 2**20
-    finally:
-        tracemalloc.stop()
-
-
 def main() -> None:
     start = time.perf_counter()
     fabric = fat_tree(endpoints=ENDPOINTS, radix=RADIX)
@@ -90,7 +71,7 @@ def main() -> None:
 
     parsed = parse()
     seconds = best_time(parse, REPEATS)
-    peak = peak_traced_mib(parse)
+    peak = peak_traced_bytes(parse) / 2**20
     baseline_start = time.perf_counter()
     baseline = networkx_baseline(text)
     baseline_seconds = time.perf_counter() - baseline_start

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import re
 import sys
-import time
-import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 
@@ -25,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from twin.traces.nccl_log import parse_nccl_log  # noqa: E402
 from twin.traces.training import training_step  # noqa: E402
+from bench.measure import best_time, peak_traced_bytes  # noqa: E402
 
 HOSTS, GPUS, CHANNELS, OPERATIONS = 128, 8, 16, 10
 BUSES = ("18000", "2a000", "3a000", "5d000", "9a000", "ab000", "ba000", "db000")
@@ -87,21 +86,8 @@ def naive_baseline(text: str) -> list[dict]:
     return [{"comm": comm, "op_count": op_count, "ranks": sorted(rank for rank, _ in lines)} for (comm, op_count), lines in operations.items()]
 
 
-def best_time(run: Callable[[], object]) -> float:
-    times = []
-    for _ in range(REPEATS):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
 def peak_megabytes(run: Callable[[], object]) -> float:
-    tracemalloc.start()
-    run()
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    return peak / 1e6
+    return peak_traced_bytes(run) / 1e6
 
 
 def main() -> None:
@@ -110,8 +96,8 @@ def main() -> None:
     trace = parse_nccl_log(text, source_name="bench.log")
     print(f"NCCL log: {HOSTS * GPUS:,} ranks, {lines:,} lines ({len(text) / 1e6:.1f} MB), {HOSTS * GPUS * OPERATIONS:,} COLL lines")
     print(f"  -> {len(trace.ranks):,} ranks, {len(trace.events)} collectives, rings and trees of {len(trace.attrs['communicators'][0]['ring_next'])} channels")
-    ours = best_time(lambda: parse_nccl_log(text, source_name="bench.log"))
-    naive = best_time(lambda: naive_baseline(text))
+    ours = best_time(lambda: parse_nccl_log(text, source_name="bench.log"), REPEATS)
+    naive = best_time(lambda: naive_baseline(text), REPEATS)
     print(f"  parse_nccl_log   {ours:7.3f} s  ({lines / ours / 1e3:,.0f} k lines/s), peak {peak_megabytes(lambda: parse_nccl_log(text, source_name='bench.log')):.0f} MB")
     print(f"  naive baseline   {naive:7.3f} s  (regexes + a dict per line, no checks), peak {peak_megabytes(lambda: naive_baseline(text)):.0f} MB")
     print(f"  ratio ours / naive: {ours / naive:.2f}")
@@ -123,7 +109,7 @@ def main() -> None:
 
     events = len(step().events)
     print(f"training step: 175B, TP16 x PP4 x DP64 = 4,096 ranks, 4 micro-batches -> {events:,} events")
-    print(f"  training_step    {best_time(step):7.3f} s, peak {peak_megabytes(step):.0f} MB")
+    print(f"  training_step    {best_time(step, REPEATS):7.3f} s, peak {peak_megabytes(step):.0f} MB")
 
 
 if __name__ == "__main__":
