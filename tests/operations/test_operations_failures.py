@@ -1,7 +1,11 @@
 """Failure what-ifs (issue 8): each test fails when a failure's cost is reported wrongly."""
 
+import random
+
+import numpy as np
 import pytest
 
+from tests.simcore.fabrics import brute_force_hops, irregular_fabric
 from twin.operations.failures import (
     FailureBaseline,
     FailureError,
@@ -13,7 +17,7 @@ from twin.operations.failures import (
     rank_failures,
     worst_failure,
 )
-from twin.simcore.generate import supernode
+from twin.simcore.generate import rail_optimised, supernode
 
 WORKLOAD = Workload(size_bytes=1e8)
 
@@ -81,3 +85,37 @@ def test_links_ranked_by_impact(fabric):
     assert all(first["impact"] >= second["impact"] for first, second in zip(ranking, ranking[1:]))
     uplink = next(entry for entry in ranking if entry["b"].startswith("spine"))
     assert uplink["cards_cut_off"] == 0
+
+
+def dense_pair_figures(fabric, elements):
+    """The pair figures from whole card x card hop matrices (the networkx oracle), before and after."""
+    card_ids, before_matrix = brute_force_hops(fabric)
+    _, after_matrix = brute_force_hops(fail_elements(fabric, elements)[0])
+    upper = np.triu_indices(len(card_ids), k=1)
+    before, after = before_matrix[upper], after_matrix[upper]
+    reachable = after_matrix >= 0
+    hub = int(np.argmax(reachable.sum(axis=1)))
+    return {
+        "degraded_pairs": int(((after > before) & (after >= 0) & (before >= 0)).sum()),
+        "disconnected_pairs": int(((after < 0) & (before >= 0)).sum()),
+        "cards_cut_off_count": int((~reachable[hub]).sum()),
+    }
+
+
+@pytest.mark.parametrize(
+    "fabric",
+    [irregular_fabric(), rail_optimised(servers=8, cards_per_server=4, servers_per_unit=4, radix=8)],
+    ids=["irregular", "rail-optimised"],
+)
+def test_pair_figures_match_whole_hop_matrices(fabric):
+    """Pairs are counted by class of alike cards; the card-by-card count must agree."""
+    draw = random.Random(fabric.name)
+    switches = failure_candidates(fabric, "switch")
+    element_sets = [[switch] for switch in switches] + [
+        draw.sample(switches, 2) + [f"link:{draw.randrange(len(fabric.links))}"] for _ in range(10)
+    ]
+    workload = Workload(size_bytes=1e6, ranks=tuple(card.id for card in fabric.cards())[:2])
+    for elements in element_sets:
+        result = evaluate_failure(fabric, elements, workload)
+        figures = {name: result[name] for name in ("degraded_pairs", "disconnected_pairs", "cards_cut_off_count")}
+        assert figures == dense_pair_figures(fabric, elements), elements

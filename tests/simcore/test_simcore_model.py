@@ -6,6 +6,7 @@ import json
 import pytest
 
 from twin.simcore.errors import FabricError, TwinCoreError, format_path
+from twin.simcore.generate import supernode
 from twin.simcore.model import (
     NODE_KINDS,
     Attrs,
@@ -276,3 +277,12 @@ def test_fast_check_agrees_with_the_detailed_one(position, field, value):
         return
     mutated = type(spec)(spec.name, spec.nodes, tuple(links), spec.attrs)
     assert mutated._looks_valid() == (not list(mutated._problems()))
+
+
+def test_links_down_share_the_nodes_and_stay_valid():
+    fabric = supernode(cards=64, cards_per_host=8, switch_radix=16)
+    fabric.validate()
+    failed = fabric.with_links_down([0, 5], name="two links down")
+    assert [link.state for link in failed.links[:6]] == ["down", "up", "up", "up", "up", "down"]
+    assert failed.links[1:5] == fabric.links[1:5] and failed.nodes is fabric.nodes and failed.name == "two links down"
+    assert failed.__dict__.get("_known_valid") and fabric.links[0].state == "up"

@@ -24,12 +24,11 @@ from scipy import sparse
 
 from twin.operations.concurrent import route_phase
 from twin.simcore.algorithms import phases_for
-from twin.simcore.compile import compile_fabric
+from twin.simcore.compile import CompiledFabric, compiled_with_links_down
 from twin.simcore.errors import TwinCoreError
-from twin.simcore.hops import hop_matrix
+from twin.simcore.hops import HopClasses, hop_classes
 from twin.simcore.model import FabricSpec
 from twin.simcore.simulate import Simulator
-from twin.simcore.transport import transport_for
 
 __all__ = [
     "FAILURE_KINDS",
@@ -111,35 +110,40 @@ def fail_elements(spec: FabricSpec, element_ids: Sequence[str]) -> tuple[FabricS
             problems.append(f"{element!r} is not in {spec.name!r}; expected a switch id or link:<index>")
     if problems:
         raise FailureError("cannot fail these elements", problems)
-    down_links |= {
-        position for position, link in enumerate(spec.links) if link.a in failed_switches or link.b in failed_switches
-    }
-    links = tuple(
-        replace(link, state="down") if position in down_links else link for position, link in enumerate(spec.links)
-    )
-    return replace(spec, links=links, name=f"{spec.name} minus {len(element_ids)} element(s)"), sorted(down_links)
+    if failed_switches:
+        down_links |= {
+            position for position, link in enumerate(spec.links) if link.a in failed_switches or link.b in failed_switches
+        }
+    return spec.with_links_down(down_links, name=f"{spec.name} minus {len(element_ids)} element(s)"), sorted(down_links)
 
 
 @dataclass(frozen=True, eq=False)
 class FailureBaseline:
     """Figures of the healthy fabric that every candidate compares with (build once per chunk)."""
 
-    card_ids: tuple[str, ...]
-    hops: np.ndarray
+    hops: HopClasses
     workload: Workload
+    simulator: Simulator  # compiled once: each candidate's fabric is derived from it
     result: dict[str, Any]
 
     @classmethod
     def of(cls, spec: FabricSpec, workload: Workload) -> FailureBaseline:
-        card_ids, hops = hop_matrix(spec)
-        return cls(tuple(card_ids), hops, workload, _run(spec, workload, workload.ranks))
+        simulator = _simulator(spec, workload.ranks)
+        return cls(hop_classes(spec), workload, simulator, _run(simulator, workload))
 
 
-def _run(spec: FabricSpec, workload: Workload, ranks: Sequence[str] | None) -> dict[str, Any]:
+def _simulator(spec: FabricSpec, ranks: Sequence[str] | None, compiled: CompiledFabric | None = None) -> Simulator:
     try:
-        return Simulator(spec, ranks=ranks).run(workload.collective, workload.size_bytes, workload.algorithm, top_links=5)
+        return Simulator(spec, ranks=ranks, compiled=compiled)
     except TwinCoreError as error:
         raise FailureError(f"the workload cannot run on {spec.name!r}: {error}") from error
+
+
+def _run(simulator: Simulator, workload: Workload) -> dict[str, Any]:
+    try:
+        return simulator.run(workload.collective, workload.size_bytes, workload.algorithm, top_links=5)
+    except TwinCoreError as error:
+        raise FailureError(f"the workload cannot run on {simulator.compiled.spec.name!r}: {error}") from error
 
 
 def evaluate_failure(
@@ -158,39 +162,57 @@ def evaluate_failure(
     """
     baseline = baseline or FailureBaseline.of(spec, workload)
     failed, down = fail_elements(spec, element_ids)
-    card_ids, hops = hop_matrix(failed)
-    reachable = hops >= 0
-    before = baseline.hops
-    degraded = _pairs((hops > before) & reachable & (before >= 0))
-    disconnected = _pairs(~reachable & (before >= 0))
-    cut_off = _cut_off(card_ids, reachable)
-    ranks = list(workload.ranks) if workload.ranks is not None else list(card_ids)
+    pairs = _PairsBeforeAfter(baseline.hops, hop_classes(failed))
+    cut_off = pairs.cut_off()
+    ranks = list(workload.ranks) if workload.ranks is not None else list(pairs.card_ids)
     surviving = [card for card in ranks if card not in cut_off]
-    after = _run(without_cards(failed, cut_off), workload, surviving) if len(surviving) >= 2 else None
+    after = None
+    if len(surviving) >= 2:
+        compiled = compiled_with_links_down(baseline.simulator.compiled, failed)
+        after = _run(_simulator(failed, surviving, compiled), workload)
     return {
         "elements": list(element_ids),
         "links_down": len(down),
         "cards_cut_off_count": len(cut_off),
         "cards_cut_off": sorted(cut_off)[:50],
-        "degraded_pairs": degraded,
-        "disconnected_pairs": disconnected,
+        "degraded_pairs": pairs.count((pairs.after > pairs.before) & (pairs.after >= 0) & (pairs.before >= 0)),
+        "disconnected_pairs": pairs.count((pairs.after < 0) & (pairs.before >= 0)),
         "blast_radius": _blast_radius(spec, element_ids, cut_off),
         "workload": _workload_change(baseline.result, after, len(ranks) - len(surviving), workload),
     }
 
 
-def _pairs(symmetric: np.ndarray) -> int:
-    """Unordered card pairs marked in a symmetric matrix (hop matrices are): the off-diagonal
-    marks, halved. Cheaper than counting one triangle, which copies the whole matrix."""
-    return int((np.count_nonzero(symmetric) - np.count_nonzero(np.diagonal(symmetric))) // 2)
+class _PairsBeforeAfter:
+    """Card pairs' hops before and after a failure, by joint class: cards in the same class
+    before and in the same class after are alike for both, so every pair question is a
+    (classes, classes) array operation weighted by class sizes, not one over cards squared."""
 
+    def __init__(self, before: HopClasses, after: HopClasses) -> None:
+        self.card_ids = after.card_ids
+        joint, self.card_joint, self.sizes = np.unique(
+            np.column_stack([before.card_class, after.card_class]), axis=0, return_inverse=True, return_counts=True
+        )
+        self.card_joint = self.card_joint.reshape(-1)
+        self.before = before.hops[np.ix_(joint[:, 0], joint[:, 0])]
+        self.after = after.hops[np.ix_(joint[:, 1], joint[:, 1])]
+        # Ordered pairs of distinct cards between (and within) joint classes.
+        self.weights = np.outer(self.sizes, self.sizes) - np.diag(self.sizes)
 
-def _cut_off(card_ids: Sequence[str], reachable: np.ndarray) -> set[str]:
-    """Cards outside the largest set of mutually reachable cards (reachability is symmetric and transitive)."""
-    if not len(card_ids):
-        return set()
-    hub = int(np.argmax(reachable.sum(axis=1)))
-    return {card_ids[position] for position in np.flatnonzero(~reachable[hub])}
+    def count(self, marked: np.ndarray) -> int:
+        """Unordered card pairs whose joint classes are marked in ``marked``."""
+        return int(self.weights[marked].sum() // 2)
+
+    def cut_off(self) -> set[str]:
+        """Cards outside the largest set of mutually reachable cards (reachability is symmetric
+        and transitive): those the first best-connected card cannot reach."""
+        if not len(self.card_ids):
+            return set()
+        reachable = self.after >= 0
+        others_reached = (reachable * self.sizes).sum(axis=1) - np.diagonal(reachable)
+        hub = int(np.argmax(others_reached[self.card_joint]))
+        unreached = ~reachable[self.card_joint[hub]][self.card_joint]
+        unreached[hub] = False
+        return {self.card_ids[position] for position in np.flatnonzero(unreached)}
 
 
 def without_cards(spec: FabricSpec, cards: set[str]) -> FabricSpec:
@@ -282,8 +304,9 @@ def link_impact(spec: FabricSpec, workload: Workload, *, top: int | None = None)
     Each entry: ``link``, ``a``, ``a_port``, ``b``, ``b_port``, ``bytes``,
     ``cards_cut_off``, ``cards_routed``, ``impact``; highest impact first.
     """
-    result = _run(spec, workload, workload.ranks)
-    compiled = compile_fabric(spec, transport_for(spec))
+    simulator = _simulator(spec, workload.ranks)
+    result = _run(simulator, workload)
+    compiled = simulator.compiled
     number = {card_id: position for position, card_id in enumerate(compiled.card_ids)}
     ranks = np.array([number[card] for card in (workload.ranks or compiled.card_ids)], dtype=np.intp)
     routed = _cards_routed(compiled, ranks, workload)

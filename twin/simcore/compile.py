@@ -43,7 +43,7 @@ from twin.simcore.errors import FabricError, TwinCoreError
 from twin.simcore.model import FabricSpec
 from twin.simcore.transport import Transport
 
-__all__ = ["ECMP_MODES", "CompiledFabric", "Routes", "compile_fabric", "route"]
+__all__ = ["ECMP_MODES", "CompiledFabric", "Routes", "compile_fabric", "compiled_with_links_down", "route"]
 
 ECMP_MODES = ("hash", "spray", "pinned")
 _LEVELS = {"card": 0, "nic": 1, "host": 1, "aggregation": 2, "nvswitch": 3, "leaf": 4, "spine": 5, "core": 6}
@@ -103,7 +103,6 @@ def compile_fabric(spec: FabricSpec, transport: Transport | None = None) -> Comp
 def _compile_cached(spec: FabricSpec, transport: Transport) -> CompiledFabric:
     spec.validate()
     nodes = spec.nodes
-    node_count = len(nodes)
     index = spec.node_index()
     is_card = np.array([node.kind == "card" for node in nodes])
     is_switch = np.array([node.kind == "switch" for node in nodes])
@@ -128,12 +127,9 @@ def _compile_cached(spec: FabricSpec, transport: Transport) -> CompiledFabric:
 
     tail = np.concatenate([ends[:, 0], ends[:, 1]])
     head = np.concatenate([ends[:, 1], ends[:, 0]])
-    arc_link = np.concatenate([link_ids, link_ids])
     raw_capacity = np.concatenate([gbps, gbps]) * 1e9 / 8
     arc_scale_out = np.concatenate([scale_out, scale_out])
     efficiency = np.where(arc_scale_out, transport.scale_out.efficiency, transport.scale_up.efficiency)
-    arc_latency = np.concatenate([cable, cable]) + forwarding[head]
-    arc_cost = 1.0 + arc_scale_out * (len(tail) + 1.0)
 
     # Link class: the two ends' levels (kind, tier or role), lower first, and the domain.
     level_codes, level_of_node = np.unique(level_names, return_inverse=True)
@@ -149,42 +145,75 @@ def _compile_cached(spec: FabricSpec, transport: Transport) -> CompiledFabric:
         f"({'scale-out' if key % 2 else 'scale-up'})"
         for key in class_keys.tolist()
     )
-
-    keys = tail * node_count + head
-    order = np.argsort(keys, kind="stable")
-    out_arcs = _padded_out_arcs(tail, node_count)
-
     card_nodes = np.flatnonzero(is_card)
-    card_group, attachments = _destination_groups(card_nodes, tail, head, arc_cost, is_card)
-    group_distance = _group_distances(attachments, tail, head, arc_cost, is_card, node_count)
-    in_switch = np.array([bool(node.attrs.get("in_switch_reduction", False)) for node in nodes])
-    return CompiledFabric(
+    return _with_routing(
         spec=spec,
         transport=transport,
         card_ids=tuple(nodes[position].id for position in card_nodes),
         card_nodes=card_nodes,
-        card_group=card_group,
         card_supernode=tuple(
             nodes[position].attrs.get("supernode", nodes[position].host) for position in card_nodes
         ),
-        in_switch_reduction=in_switch,
+        in_switch_reduction=np.array([bool(node.attrs.get("in_switch_reduction", False)) for node in nodes]),
         is_card=is_card,
         is_switch=is_switch,
         arc_tail=tail,
         arc_head=head,
-        arc_link=arc_link,
+        arc_link=np.concatenate([link_ids, link_ids]),
         arc_capacity=raw_capacity * efficiency,
         arc_raw_capacity=raw_capacity,
-        arc_latency=arc_latency,
+        arc_latency=np.concatenate([cable, cable]) + forwarding[head],
         arc_scale_out=arc_scale_out,
         arc_class=arc_class,
         arc_level=np.maximum(rank_of_code[level_of_node[tail]], rank_of_code[level_of_node[head]]),
         class_names=class_names,
+    )
+
+
+def compiled_with_links_down(compiled: CompiledFabric, spec: FabricSpec) -> CompiledFabric:
+    """``compile_fabric(spec, compiled.transport)`` where ``spec`` is ``compiled.spec`` with more
+    links down, derived from ``compiled``'s arrays instead of re-reading the fabric: a failure
+    search compiles one such fabric per candidate. Raises ``ValueError`` for any other ``spec``."""
+    # Equal, not identical: the compile cache may hold an equal fabric loaded earlier.
+    if len(spec.links) != len(compiled.spec.links) or spec.nodes != compiled.spec.nodes:
+        raise ValueError(f"{spec.name!r} is not {compiled.spec.name!r} with links down")
+    down = np.fromiter((link.state == "down" for link in spec.links), dtype=bool, count=len(spec.links))
+    keep = ~down[compiled.arc_link]
+    # Selecting arcs keeps the compiled order (forward arcs of live links, then backward ones).
+    used_classes, arc_class = np.unique(compiled.arc_class[keep], return_inverse=True)
+    arc_arrays = ("arc_tail", "arc_head", "arc_link", "arc_capacity", "arc_raw_capacity", "arc_latency", "arc_scale_out", "arc_level")
+    return _with_routing(
+        spec=spec,
+        transport=compiled.transport,
+        card_ids=compiled.card_ids,
+        card_nodes=compiled.card_nodes,
+        card_supernode=compiled.card_supernode,
+        in_switch_reduction=compiled.in_switch_reduction,
+        is_card=compiled.is_card,
+        is_switch=compiled.is_switch,
+        arc_class=arc_class,
+        class_names=tuple(compiled.class_names[number] for number in used_classes.tolist()),
+        **{name: getattr(compiled, name)[keep] for name in arc_arrays},
+    )
+
+
+def _with_routing(**fields) -> CompiledFabric:
+    """The compiled fabric from its node and arc arrays: adds the routing costs, the arc lookup
+    tables, the destination groups and the distances to them."""
+    tail, head, is_card = fields["arc_tail"], fields["arc_head"], fields["is_card"]
+    node_count = len(is_card)
+    arc_cost = 1.0 + fields["arc_scale_out"] * (len(tail) + 1.0)
+    keys = tail * node_count + head
+    order = np.argsort(keys, kind="stable")
+    card_group, attachments = _destination_groups(fields["card_nodes"], tail, head, arc_cost, is_card)
+    return CompiledFabric(
+        **fields,
+        card_group=card_group,
         arc_cost=arc_cost,
         arc_keys=keys[order],
         arc_by_key=order,
-        out_arcs=out_arcs,
-        group_distance=group_distance,
+        out_arcs=_padded_out_arcs(tail, node_count),
+        group_distance=_group_distances(attachments, tail, head, arc_cost, is_card, node_count),
     )
 
 

@@ -20,12 +20,14 @@ Method (compile once, then arrays only, like ``networkx``'s scipy kernels):
 1. Collapse each connected group of passive nodes into one vertex, and derive
    sparse matrices for card-switch attachment, switch-switch adjacency and
    card-card direct reachability (possibly through a passive group).
-2. On a directed graph ``card -> attached switches``, ``switch <-> switch``,
+2. Group cards into classes with the same attachments (``HopClasses``): one
+   card per class is enough to search from.
+3. On a directed graph ``card -> attached switches``, ``switch <-> switch``,
    unit-weight shortest paths (``scipy.sparse.csgraph``, BFS-equivalent) from
-   a chunk of source cards give, for each switch, the number of switches on
-   the best path from the card up to and including that switch.
-3. The hop count to card ``j`` is the minimum of that over the switches ``j``
-   is attached to: a numpy gather and reduction over the whole chunk.
+   a chunk of classes give, for each switch, the number of switches on
+   the best path from the class's card up to and including that switch.
+4. The hop count to a class is the minimum of that over the switches its cards
+   are attached to: a numpy gather and reduction over the whole chunk.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from scipy.sparse import csgraph
 from twin.simcore.errors import FabricError
 from twin.simcore.model import FabricSpec
 
-__all__ = ["ProgressCallback", "hop_matrix", "hop_statistics"]
+__all__ = ["HopClasses", "ProgressCallback", "hop_classes", "hop_matrix", "hop_statistics"]
 
 ProgressCallback = Callable[[float, str], None]
 """Called as ``on_progress(fraction_done, message)``; the fraction ends at 1.0."""
@@ -61,8 +63,41 @@ class _HopGraph:
     graph: sparse.csr_array
     # (cards, k): switch numbers each card attaches to, padded with switch_count.
     attachments: np.ndarray
-    # (cards, cards): non-zero where two cards are 0 hops apart.
+    # (cards, cards): non-zero where two distinct cards are 0 hops apart.
     direct: sparse.csr_array
+
+
+@dataclass(frozen=True, eq=False)
+class HopClasses:
+    """The hop matrix, compressed: cards with the same switch attachments are equally far from
+    every other card, so they share a *class* (a card with a 0-hop partner gets a class of its
+    own). ``hops[i, j]`` is the hop count between distinct cards of classes ``i`` and ``j``, ``-1``
+    where unreachable; a fat-tree's 16,384 cards make as few classes as it has leaves."""
+
+    card_ids: tuple[str, ...]
+    card_class: np.ndarray  # card number (fabric order) -> class
+    hops: np.ndarray  # (classes, classes) int16
+
+    def matrix(self) -> np.ndarray:
+        """The full (cards, cards) hop matrix: ``2 * cards**2`` bytes."""
+        matrix = self.hops[np.ix_(self.card_class, self.card_class)]
+        np.fill_diagonal(matrix, 0)
+        return matrix
+
+
+def hop_classes(
+    spec: FabricSpec, *, on_progress: ProgressCallback | None = None, chunk: int = 64
+) -> HopClasses:
+    """Hop counts between every pair of cards (definition in the module docstring), by class.
+
+    ``chunk`` classes are searched at a time; ``on_progress`` is called after each chunk.
+    """
+    hop_graph = _compile(spec)
+    card_class, sizes = _card_classes(hop_graph)
+    hops = np.empty((len(sizes), len(sizes)), dtype=np.int16)
+    for start, rows in _class_rows(hop_graph, card_class, sizes, chunk, on_progress):
+        hops[start : start + len(rows)] = rows
+    return HopClasses(hop_graph.card_ids, card_class, hops)
 
 
 def hop_matrix(
@@ -72,19 +107,15 @@ def hop_matrix(
 
     Returns the card ids in fabric order and a symmetric ``int16`` matrix in that
     order, ``-1`` where unreachable. Memory is ``2 * cards**2`` bytes (512 MiB at
-    16,384 cards); ``hop_statistics`` streams instead.
+    16,384 cards); ``hop_classes`` is the compressed form, ``hop_statistics`` streams.
 
     >>> from twin.simcore.generate import supernode
     >>> card_ids, matrix = hop_matrix(supernode(cards=64, cards_per_host=8, switch_radix=16))
     >>> card_ids[0], matrix[0, 1], matrix[0, 63], matrix.dtype
     ('card-0001', np.int16(1), np.int16(3), dtype('int16'))
     """
-    hop_graph = _compile(spec)
-    count = len(hop_graph.card_ids)
-    matrix = np.empty((count, count), dtype=np.int16)
-    for start, rows in _hop_rows(hop_graph, chunk, on_progress):
-        matrix[start : start + len(rows)] = rows
-    return list(hop_graph.card_ids), matrix
+    classes = hop_classes(spec, on_progress=on_progress, chunk=chunk)
+    return list(classes.card_ids), classes.matrix()
 
 
 def hop_statistics(
@@ -92,9 +123,9 @@ def hop_statistics(
 ) -> dict[str, Any]:
     """Distribution of hop counts over unordered card pairs, as JSON-ready data.
 
-    Rows of the hop matrix are computed ``chunk`` source cards at a time and
-    counted at once, so memory stays at ``chunk * cards`` whatever the size;
-    ``on_progress`` is called after each chunk.
+    Hops are computed ``chunk`` card classes at a time (see ``HopClasses``) and
+    counted at once, weighted by the classes' sizes, so memory stays at
+    ``chunk * classes`` whatever the size; ``on_progress`` is called after each chunk.
 
     Returns ``cards``, ``switches``, ``links`` (all, whatever their state),
     ``pairs`` (``cards * (cards - 1) / 2``), ``histogram`` (hop count as a
@@ -109,13 +140,16 @@ def hop_statistics(
     """
     hop_graph = _compile(spec)
     count = len(hop_graph.card_ids)
-    # Bin 0 counts unreachable entries of the matrix, bin h + 1 entries h hops apart.
-    entry_counts = np.zeros(hop_graph.switch_count + 2, dtype=np.int64)
-    for _, rows in _hop_rows(hop_graph, chunk, on_progress):
-        entry_counts += np.bincount(rows.ravel() + 1, minlength=len(entry_counts))
-    entry_counts[1] -= count  # each card's own 0-hop entry
-    # The matrix is symmetric: every unordered pair appears twice.
-    unreachable, *hop_counts = (entry_counts // 2).tolist()
+    card_class, sizes = _card_classes(hop_graph)
+    # Bin 0 counts ordered pairs of distinct cards that are unreachable, bin h + 1 those h hops apart.
+    pair_counts = np.zeros(hop_graph.switch_count + 2)
+    for start, rows in _class_rows(hop_graph, card_class, sizes, chunk, on_progress):
+        chunk_sizes = sizes[start : start + len(rows)]
+        weights = np.outer(chunk_sizes, sizes).astype(float)
+        weights[np.arange(len(rows)), start + np.arange(len(rows))] -= chunk_sizes  # not a card with itself
+        pair_counts += np.bincount(rows.ravel() + 1, weights=weights.ravel(), minlength=len(pair_counts))
+    # Every unordered pair was counted from both ends (weights are exact integers in float64).
+    unreachable, *hop_counts = (np.rint(pair_counts).astype(np.int64) // 2).tolist()
 
     reachable_pairs = sum(hop_counts)
     histogram = {str(hops): pairs for hops, pairs in enumerate(hop_counts) if pairs}
@@ -135,38 +169,52 @@ def hop_statistics(
     }
 
 
-def _hop_rows(
-    hop_graph: _HopGraph, chunk: int, on_progress: ProgressCallback | None
+def _card_classes(hop_graph: _HopGraph) -> tuple[np.ndarray, np.ndarray]:
+    """Each card's class (same attachments, and no 0-hop partner) and each class's size."""
+    count = len(hop_graph.card_ids)
+    has_partner = np.diff(hop_graph.direct.indptr) > 0
+    own = np.where(has_partner, np.arange(count), -1)
+    keys = np.column_stack([hop_graph.attachments, own]) if count else np.empty((0, 1), dtype=np.intp)
+    _, card_class, sizes = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
+    return card_class.reshape(-1), sizes
+
+
+def _class_rows(
+    hop_graph: _HopGraph,
+    card_class: np.ndarray,
+    sizes: np.ndarray,
+    chunk: int,
+    on_progress: ProgressCallback | None,
 ) -> Iterator[tuple[int, np.ndarray]]:
-    """Yield ``(first_card, int16 rows of the hop matrix)`` for each chunk of cards.
+    """Yield ``(first_class, int16 rows of the class hop matrix)`` for each chunk of classes.
 
     ``on_progress`` is called once the consumer is done with a chunk.
     """
     if chunk < 1:
         raise ValueError(f"chunk must be at least 1, got {chunk}")
     count = len(hop_graph.card_ids)
-    for start in range(0, count, chunk):
-        sources = np.arange(start, min(start + chunk, count))
-        # Cards with the same attachments are equally far from every switch and
-        # card: search and gather once per distinct attachment set in the chunk.
-        distinct, representatives, expand = np.unique(
-            hop_graph.attachments[sources], axis=0, return_index=True, return_inverse=True
-        )
-        to_switch = csgraph.dijkstra(
-            hop_graph.graph, indices=sources[representatives], unweighted=True
-        )[:, count:]
+    classes = len(sizes)
+    # One card stands for its class: the first of it in fabric order.
+    representative = np.full(classes, count, dtype=np.intp)
+    np.minimum.at(representative, card_class, np.arange(count))
+    class_attachments = hop_graph.attachments[representative]
+    # 0-hop pairs join cards that are classes of their own.
+    direct = hop_graph.direct.tocoo()
+    direct_rows, direct_columns = card_class[direct.row], card_class[direct.col]
+    for start in range(0, classes, chunk):
+        stop = min(start + chunk, classes)
+        to_switch = csgraph.dijkstra(hop_graph.graph, indices=representative[start:stop], unweighted=True)[:, count:]
         # An extra column for the attachment padding: never reached.
-        to_switch = np.hstack([to_switch, np.full((len(distinct), 1), np.inf)])
-        hops = to_switch[:, hop_graph.attachments].min(axis=2)
-        rows = np.where(np.isfinite(hops), hops, _UNREACHABLE).astype(np.int16)[expand]
-        direct_rows, direct_columns = hop_graph.direct[start : start + len(sources)].nonzero()
-        rows[direct_rows, direct_columns] = 0
-        rows[np.arange(len(sources)), sources] = 0
+        to_switch = np.hstack([to_switch, np.full((stop - start, 1), np.inf)])
+        hops = to_switch[:, class_attachments].min(axis=2)
+        rows = np.where(np.isfinite(hops), hops, _UNREACHABLE).astype(np.int16)
+        in_chunk = (direct_rows >= start) & (direct_rows < stop)
+        rows[direct_rows[in_chunk] - start, direct_columns[in_chunk]] = 0
         yield start, rows
         if on_progress is not None:
-            done = start + len(sources)
+            done = int(sizes[:stop].sum())
             on_progress(done / count, f"hop distances from {done} of {count} cards")
-    if count == 0 and on_progress is not None:
+    if classes == 0 and on_progress is not None:
         on_progress(1.0, "no cards: nothing to measure")
 
 
@@ -216,6 +264,7 @@ def _compile(spec: FabricSpec) -> _HopGraph:
         + group_to_switch.T @ group_to_switch
     )
     direct = block(_CARD, _CARD, (len(cards), len(cards))) + card_to_group @ card_to_group.T
+    direct = sparse.csr_array(sparse.triu(direct, k=1) + sparse.tril(direct, k=-1))  # partners only
 
     graph = sparse.block_array(
         [[None, attached], [sparse.csr_array((len(switches), len(cards))), switch_links]],

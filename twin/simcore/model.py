@@ -16,7 +16,7 @@ import functools
 import math
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import MISSING, dataclass, fields
+from dataclasses import MISSING, dataclass, fields, replace
 from itertools import islice
 from typing import Any
 
@@ -189,6 +189,20 @@ class FabricSpec:
         _set(self, "nodes", tuple(self.nodes))
         _set(self, "links", tuple(self.links))
         _set(self, "attrs", _attrs(self.attrs))
+
+    def with_links_down(self, positions: Iterable[int], *, name: str | None = None) -> FabricSpec:
+        """This fabric with the links at ``positions`` in state ``"down"`` (a failure what-if).
+
+        The nodes are shared, and what is known of them carries over: taking links down
+        breaks none of the rules ``validate`` checks, so a fabric found valid stays valid.
+        """
+        down = set(positions)
+        links = tuple(replace(link, state="down") if position in down else link for position, link in enumerate(self.links))
+        failed = replace(self, links=links, name=self.name if name is None else name)
+        for known in ("_known_valid", "_node_index"):
+            if known in self.__dict__:
+                failed.__dict__[known] = self.__dict__[known]
+        return failed
 
     def node_index(self) -> dict[str, int]:
         """Map each node id to its position in ``nodes`` (the first one if duplicated)."""

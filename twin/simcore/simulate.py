@@ -58,7 +58,8 @@ class Simulator:
     ``1/channels`` of the bytes and hashed separately; ``channel_gbps`` caps
     each one (an engine limit; default none). ``in_switch_reduction``: ``None``
     uses the switches' ``attrs["in_switch_reduction"]``, ``True``/``False``
-    assumes every switch can or cannot (a what-if).
+    assumes every switch can or cannot (a what-if). ``compiled``: ``spec`` already compiled
+    (e.g. by ``compiled_with_links_down``); its transport is used.
     """
 
     def __init__(
@@ -72,11 +73,17 @@ class Simulator:
         channels: int = 1,
         channel_gbps: float | None = None,
         in_switch_reduction: bool | None = None,
+        compiled: CompiledFabric | None = None,
     ) -> None:
-        self.transport = (
-            transport if isinstance(transport, Transport) else transport_for(spec, transport)
-        )
-        self.compiled: CompiledFabric = compile_fabric(spec, self.transport)
+        if compiled is not None:
+            if compiled.spec is not spec or transport is not None:
+                raise ValueError("compiled must be spec's own compiled form, and comes with its transport")
+            self.transport, self.compiled = compiled.transport, compiled
+        else:
+            self.transport = (
+                transport if isinstance(transport, Transport) else transport_for(spec, transport)
+            )
+            self.compiled = compile_fabric(spec, self.transport)
         if channels < 1:
             raise TwinCoreError(f"channels {channels}; expected at least 1")
         self.ecmp, self.seed, self.channels = ecmp, seed, channels
