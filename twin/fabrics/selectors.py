@@ -5,12 +5,12 @@ from django.db.models import Q, QuerySet
 
 from twin.common.errors import ApplicationError
 
-from twin.simcore.diff import DiffReport, diff_fabrics
+from twin.simcore.diff import FINDING_CLASSES, SEVERITIES, DiffReport, Finding, diff_fabrics
 from twin.simcore.model import FabricSpec, LinkSpec, NodeSpec
 
 from .models import Fabric, Link, Node, Snapshot
 
-__all__ = ("fabric_list", "snapshot_spec_get", "snapshot_diff", "snapshot_search", "node_detail", "SEARCH_LIMIT")
+__all__ = ("fabric_list", "snapshot_spec_get", "snapshot_diff", "diff_findings", "DIFF_SORTS", "snapshot_search", "node_detail", "SEARCH_LIMIT")
 
 SEARCH_LIMIT = 20
 
@@ -60,7 +60,38 @@ def snapshot_diff(*, expected: Snapshot, found: Snapshot) -> DiffReport:
             f"Snapshots {expected.pk} and {found.pk} belong to different fabrics "
             f"({expected.fabric.name}, {found.fabric.name}); compare snapshots of one fabric."
         )
-    return diff_fabrics(snapshot_spec_get(snapshot_id=expected.pk), snapshot_spec_get(snapshot_id=found.pk))
+    return snapshot_diff_cached(expected.pk, expected.created_at.isoformat(), found.pk, found.created_at.isoformat())
+
+
+@functools.lru_cache(maxsize=4)
+def snapshot_diff_cached(expected_id: int, expected_created_at: str, found_id: int, found_created_at: str) -> DiffReport:
+    """Snapshots never change, so neither does their diff: paging and sorting its findings reuse it
+    (keyed by creation times too, as `snapshot_spec_cached` is)."""
+    return diff_fabrics(snapshot_spec_get(snapshot_id=expected_id), snapshot_spec_get(snapshot_id=found_id))
+
+
+DIFF_SORTS = {
+    "where": lambda finding: (finding.end.name, finding.end.port or ""),
+    "severity": lambda finding: SEVERITIES.index(finding.severity),
+    "class": lambda finding: FINDING_CLASSES.index(finding.finding_class),
+    "peer": lambda finding: (finding.peer.name, finding.peer.port or "") if finding.peer else ("\uffff", ""),
+}
+"""Ways to order a diff's findings; each keeps the report's order (by location) among equals."""
+
+
+def diff_findings(report: DiffReport, *, finding_class: str = "", severity: str = "", text: str = "", sort: str = "where") -> list[Finding]:
+    """The report's findings of one class and severity (blank: any) whose place, peer or message
+    contains `text` (any case), ordered by one of `DIFF_SORTS` (a leading "-" reverses it)."""
+    lowered = text.strip().lower()
+    chosen = [
+        finding
+        for finding in report.findings
+        if (not finding_class or finding.finding_class == finding_class)
+        and (not severity or finding.severity == severity)
+        and (not lowered or lowered in f"{finding.end.label()} {finding.peer.label() if finding.peer else ''} {finding.message}".lower())
+    ]
+    key = DIFF_SORTS.get(sort.removeprefix("-"), DIFF_SORTS["where"])
+    return sorted(chosen, key=key, reverse=sort.startswith("-"))
 
 
 def snapshot_search(*, snapshot: Snapshot, query: str) -> list[dict]:

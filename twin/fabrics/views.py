@@ -12,16 +12,17 @@ from twin.common.errors import ApplicationError
 from twin.common.pages import paged
 from twin.ingest import ParseOptions
 from twin.runs.forms import FailureForm, PlacementForm, ReplayForm, WhatIfForm
+from twin.simcore.diff import FINDING_CLASSES, SEVERITIES
 from twin.simulations.services import ALGORITHMS, COLLECTIVES, ECMP_MODES
 
 from .forms import SnapshotUploadForm
 from .models import Fabric, SnapshotRole
-from .selectors import fabric_list, snapshot_diff
+from .selectors import DIFF_SORTS, diff_findings, fabric_list, snapshot_diff
 from .services import UploadRejected, snapshot_import, source_files_from_uploads
 
 __all__ = ("fabric_list_page", "fabric_page", "upload_page", "diff_page")
 
-DIFF_PAGE_FINDINGS = 500  # the page stays light; the CSV punch list has every finding
+DIFF_FINDINGS_PER_PAGE = 100
 
 
 FABRICS_PER_PAGE = 25
@@ -105,18 +106,24 @@ def upload_page(request):
 
 
 def diff_page(request, fabric_id: int):
-    """Compare two snapshots of a fabric (or a discovery against a plan)."""
+    """Compare two snapshots of a fabric (or a discovery against a plan): the findings filtered by
+    class, severity and text, sorted, a page at a time."""
     fabric = get_object_or_404(Fabric, pk=fabric_id)
     snapshots = list(fabric.snapshots.order_by("-version"))
     by_id = {str(s.pk): s for s in snapshots}
     expected, found = by_id.get(request.GET.get("expected", "")), by_id.get(request.GET.get("found", ""))
-    report = snapshot_diff(expected=expected, found=found).as_plain() if expected and found else None
-    findings = report["findings"][:DIFF_PAGE_FINDINGS] if report else []
+    report = snapshot_diff(expected=expected, found=found) if expected and found else None
+    chosen = {name: request.GET.get(name, "") for name in ("class", "severity", "q")}
+    sort = request.GET.get("sort", "where")
+    findings = diff_findings(report, finding_class=chosen["class"], severity=chosen["severity"], text=chosen["q"], sort=sort) if report else []
+    page, query = paged(request, findings, DIFF_FINDINGS_PER_PAGE)
     return render(
         request,
         "fabrics/diff.html",
         {
             "fabric": fabric, "snapshots": snapshots, "expected": expected, "found": found, "report": report,
-            "findings": findings, "hidden_findings": len(report["findings"]) - len(findings) if report else 0,
+            "findings": [finding.as_plain() for finding in page.object_list], "page": page, "query": query,
+            "chosen": chosen, "sort": sort, "sorts": [name for key in DIFF_SORTS for name in (key, f"-{key}")],
+            "finding_classes": FINDING_CLASSES, "severities": SEVERITIES,
         },
     )
