@@ -1,0 +1,65 @@
+"""The product in Firefox (Debian's ESR, over WebDriver BiDi; see tests/firefox.py) at 1280 px:
+log in, see the demo super-node's map drawn with WebGL, search a card by typing, start a run and
+watch its progress arrive over the websocket, page through a snapshot diff; no page may throw."""
+import pytest
+
+from tests.firefox import ENTER, MISSING, Firefox
+from tests.stack import ADMIN_PASSWORD, ROOT, Stack, scratch_database
+from twin.common.embedded import EmbeddedRedis
+
+ARTIFACTS = ROOT / "test-artifacts"
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.stack,
+    pytest.mark.skipif(bool(MISSING), reason=f"{', '.join(MISSING)} not found: `apt-get install firefox-esr xvfb` to run the Firefox tests"),
+]
+
+
+@pytest.fixture
+def stack_database_url(tmp_path):
+    with scratch_database(tmp_path, "twin_firefox") as url:
+        yield url
+
+
+def test_firefox_map_search_run_and_diff(tmp_path, stack_database_url):
+    ARTIFACTS.mkdir(exist_ok=True)
+    redis = EmbeddedRedis(workdir=tmp_path / "redis").start()
+    try:
+        with Stack(data_dir=tmp_path, env_overrides={"DATABASE_URL": stack_database_url, "REDIS_URL": redis.url}) as stack, Firefox(width=1280) as firefox:
+            firefox.goto(stack.base_url + "/")
+            assert "/login/" in firefox.url
+            firefox.fill("#id_username", "admin")
+            firefox.fill("#id_password", ADMIN_PASSWORD + ENTER)
+            firefox.wait_for("!location.pathname.startsWith('/login/')")
+
+            firefox.goto(firefox.evaluate("[...document.querySelectorAll('a')].find(a => a.textContent.trim() === 'demo-supernode').href"))
+            firefox.wait_for("document.querySelector('#fabric-map')?.dataset.nodes === '1072'", timeout_s=30)
+            assert firefox.evaluate("!!document.querySelector('#fabric-map canvas').getContext") and firefox.evaluate(
+                "[...document.querySelectorAll('#fabric-map canvas')].some(c => c.width > 0)"
+            )
+            # Nothing wider than the window at 1280 px.
+            assert firefox.evaluate("document.documentElement.scrollWidth") <= 1280
+            firefox.screenshot(ARTIFACTS / "firefox-1-map.png")
+
+            firefox.fill(".tmap-search-input", "card-0005")
+            firefox.wait_for("[...document.querySelectorAll('.tmap-results li[role=option] strong')].some(s => s.textContent === 'card-0005')")
+            firefox.type(ENTER)
+            firefox.wait_for("document.querySelector('.tmap-details h3')?.textContent === 'card-0005'")
+            firefox.wait_for("document.querySelector('.tmap-details').textContent.includes('leaf-01')")  # its port's peer
+            firefox.screenshot(ARTIFACTS / "firefox-2-details.png")
+
+            firefox.click("#start-hop-stats")
+            firefox.wait_for("document.querySelector('.run-widget')?.dataset.status === 'succeeded'", timeout_s=90)
+            assert firefox.evaluate("document.querySelector('.run-widget .run-progress').value") == 100
+            assert int(firefox.evaluate("document.querySelector('.run-widget').dataset.frames")) >= 1
+            firefox.screenshot(ARTIFACTS / "firefox-3-run.png", full_page=True)
+
+            fabric_id = firefox.evaluate("location.pathname.split('/')[2]")
+            firefox.goto(f"{stack.base_url}/fabrics/{fabric_id}/diff/")
+            firefox.click("#diff-form button[type=submit]")
+            firefox.wait_for("!!document.querySelector('#diff-counts')")
+            firefox.screenshot(ARTIFACTS / "firefox-4-diff.png")
+            assert firefox.errors == [], firefox.errors
+    finally:
+        redis.stop()
