@@ -91,6 +91,24 @@ def test_only_admins_manage_users(operator_client, admin_client_twin):
     assert User.objects.get(username="newop").role == Role.OPERATOR
 
 
+def test_user_list_filters_sorts_and_pages(make_user, admin_client_twin):
+    import re
+
+    for number in range(60):
+        make_user(Role.OPERATOR if number % 3 == 0 else Role.VIEWER, username=f"ops-{number:02d}")
+
+    def names(**query) -> list[str]:
+        response = admin_client_twin.get("/users/", query)
+        assert response.status_code == 200
+        return re.findall(r'<tr><td><a href="/users/\d+/">([^<]+)</a>', response.content.decode())
+
+    operators = names(q="ops-", role="operator")
+    assert operators == [f"ops-{number:02d}" for number in range(0, 60, 3)]
+    assert names(q="OPS-", sort="-name")[:2] == ["ops-59", "ops-58"]
+    assert len(names(q="ops-")) == 50 and names(q="ops-", page=2) == [f"ops-{number}" for number in range(50, 60)]
+    assert names(q="nobody") == [] and names(role="<script>", sort="junk")  # junk filters are ignored
+
+
 def test_token_authentication_for_scripts(make_user):
     from rest_framework.authtoken.models import Token
 

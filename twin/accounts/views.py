@@ -1,8 +1,11 @@
 """User management pages (admins only)."""
 from django.contrib import messages
+from django.db.models import F, Q
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
+
+from twin.common.pages import paged
 
 from .decorators import role_required
 from .forms import UserCreateForm, UserRoleForm
@@ -10,6 +13,9 @@ from .models import Role, User
 from .services import user_create, user_set_role
 
 __all__ = ("user_list", "user_edit")
+
+USERS_PER_PAGE = 50
+USER_SORTS = {"name": "username", "-name": "-username", "last-login": F("last_login").desc(nulls_last=True), "role": "role"}
 
 
 @role_required(Role.ADMIN)
@@ -25,8 +31,19 @@ def user_list(request):
         )
         messages.success(request, _("User %(name)s created.") % {"name": user.username})
         return redirect("user-list")
-    users = User.objects.order_by("username")
-    return render(request, "accounts/user_list.html", {"users": users, "form": form})
+    users = User.objects.all()
+    query_text, role = request.GET.get("q", "").strip(), request.GET.get("role", "")
+    if query_text:
+        users = users.filter(Q(username__icontains=query_text) | Q(email__icontains=query_text))
+    if role in Role.values:
+        users = users.filter(role=role)
+    sort = request.GET.get("sort", "name")
+    page, query = paged(request, users.order_by(USER_SORTS.get(sort, "username"), "pk"), USERS_PER_PAGE)
+    return render(
+        request,
+        "accounts/user_list.html",
+        {"page": page, "query": query, "form": form, "q": query_text, "role": role, "roles": Role.choices, "sort": sort, "sorts": list(USER_SORTS)},
+    )
 
 
 @role_required(Role.ADMIN)
