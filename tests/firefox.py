@@ -40,7 +40,7 @@ PREFERENCES = {
     "messaging-system.rsexperimentloader.enabled": False,
     "intl.accept_languages": "en-US",
 }
-ENTER = "\ue007"
+ENTER, TAB = "\ue007", "\ue004"  # WebDriver key codes
 
 
 class BiDiError(AssertionError):

@@ -3,7 +3,7 @@ log in, see the demo super-node's map drawn with WebGL, search a card by typing,
 watch its progress arrive over the websocket, page through a snapshot diff; no page may throw."""
 import pytest
 
-from tests.firefox import ENTER, MISSING, Firefox
+from tests.firefox import ENTER, MISSING, TAB, Firefox
 from tests.stack import ADMIN_PASSWORD, ROOT, Stack, scratch_database
 from twin.common.embedded import EmbeddedRedis
 
@@ -42,7 +42,15 @@ def test_firefox_map_search_run_and_diff(tmp_path, stack_database_url):
             assert firefox.evaluate("document.documentElement.scrollWidth") <= 1280
             firefox.screenshot(ARTIFACTS / "firefox-1-map.png")
 
-            firefox.fill(".tmap-search-input", "card-0005")
+            # The keyboard alone reaches the map's search: Tab from the top of the page.
+            firefox.evaluate("document.activeElement?.blur()")
+            for _ in range(40):
+                firefox.type(TAB)
+                if firefox.evaluate("document.activeElement.classList.contains('tmap-search-input')"):
+                    break
+            else:
+                pytest.fail(f"40 Tabs never reached the map search; focus ended on {firefox.evaluate('document.activeElement.outerHTML.slice(0, 120)')}")
+            firefox.type("card-0005")
             firefox.wait_for("[...document.querySelectorAll('.tmap-results li[role=option] strong')].some(s => s.textContent === 'card-0005')")
             firefox.type(ENTER)
             firefox.wait_for("document.querySelector('.tmap-details h3')?.textContent === 'card-0005'")
