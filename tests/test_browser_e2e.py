@@ -226,6 +226,7 @@ def test_replay_player_and_whatif_report_from_the_fabric_page(tmp_path, stack_da
             page.wait_for_timeout(500)
             assert 5 <= int(page.eval_on_selector("#replay-player .replay-timeline", "el => el.value")) < 100
             assert page.locator("#replay-player .replay-top tbody tr").count() > 0
+            page.evaluate("window.scrollTo(0, 0)")  # sticky table headers keep a scrolled page's offset in full-page pictures
             page.screenshot(path=str(ARTIFACTS / "replay-player.png"), full_page=True)
 
             page.goto(fabric_url)
