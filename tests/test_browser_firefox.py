@@ -1,6 +1,7 @@
 """The product in Firefox (Debian's ESR, over WebDriver BiDi; see tests/firefox.py) at 1280 px:
 log in, see the demo super-node's map drawn with WebGL, search a card by typing, start a run and
-watch its progress arrive over the websocket, page through a snapshot diff; no page may throw."""
+watch its progress arrive over the websocket, open a snapshot diff; every page fits the window and
+none may throw."""
 import pytest
 
 from tests.firefox import ENTER, MISSING, TAB, Firefox
@@ -68,6 +69,14 @@ def test_firefox_map_search_run_and_diff(tmp_path, stack_database_url):
             firefox.click("#diff-form button[type=submit]")
             firefox.wait_for("!!document.querySelector('#diff-counts')")
             firefox.screenshot(ARTIFACTS / "firefox-4-diff.png")
+
+            # Every other page fits the 1280 px window too.
+            firefox.goto(stack.base_url + "/runs/")
+            run_path = firefox.evaluate("new URL(document.querySelector('#run-table a').href).pathname")
+            for path in ("/", "/runs/", run_path, "/upload/", "/users/", f"/fabrics/{fabric_id}/journal/", f"/fabrics/{fabric_id}/diagnosis/"):
+                firefox.goto(stack.base_url + path)
+                assert not firefox.evaluate("!!document.querySelector('main p.error, section.panel > p.error')"), path
+                assert firefox.evaluate("document.documentElement.scrollWidth") <= 1280, path
             assert firefox.errors == [], firefox.errors
     finally:
         redis.stop()
