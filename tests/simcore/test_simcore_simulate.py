@@ -201,3 +201,18 @@ def test_a_card_cut_off_by_a_failed_leaf_compiles_and_is_unreachable():
     )
     compiled = compile_fabric(FabricSpec(demo.name, demo.nodes, down, demo.attrs))
     assert compiled is not None
+
+
+def test_all_pairs_patterns_over_the_limit_are_refused_before_any_pair_is_built(monkeypatch):
+    import twin.simcore.simulate as simulate_module
+
+    built = []
+    monkeypatch.setattr(simulate_module, "phases_for", lambda collective, algorithm, *args: built.append(algorithm) or phases_for(collective, algorithm, *args))
+    simulator = Simulator(supernode(cards=64, cards_per_host=8, switch_radix=16), max_pattern_flows=1000)  # 64 x 63 pairs
+    assert set(simulator.too_large("allreduce")) == {"one_shot", "two_shot"}
+    with pytest.raises(TwinCoreError, match="all-pairs pattern of 4,032 flows, more than 1,000"):
+        simulator.run("alltoall", 1e6, "direct")
+    chosen = simulator.run("alltoall", 1e6, "auto")
+    assert chosen["algorithm"] == "bruck" and "4,032 flows" in chosen["choice"]["skipped"]["direct"]
+    assert "direct" not in built and "bruck" in built
+    assert Simulator(supernode(cards=64, cards_per_host=8, switch_radix=16)).too_large("alltoall") == {}

@@ -27,6 +27,7 @@ from twin.simcore.errors import TwinCoreError
 
 __all__ = [
     "ALGORITHMS",
+    "ALL_PAIRS",
     "algorithms_for",
     "BUS_FACTORS",
     "COLLECTIVES",
@@ -350,3 +351,10 @@ _BUILDERS: dict[tuple[str, str], Callable[[float, int, np.ndarray | None], list[
     **{(collective, "direct"): _direct(collective) for collective in ("reducescatter", "allgather", "alltoall", "sendrecv")},
     ("alltoall", "bruck"): _bruck,
 }
+
+ALL_PAIRS = frozenset(
+    pair for pair, build in _BUILDERS.items() if any(phase.pattern == "all-pairs" for phase in build(1.0, 4, np.arange(4) // 2))
+)
+"""The (collective, algorithm) pairs with a phase from every rank to every other: p (p - 1)
+flows, so callers can refuse them by the rank count before building the pairs (found by
+building each on 4 ranks)."""

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
-from twin.simcore.algorithms import BUS_FACTORS, Phase, algorithms_for, phases_for, step_time
+from twin.simcore.algorithms import ALL_PAIRS, BUS_FACTORS, Phase, algorithms_for, phases_for, step_time
 from twin.simcore.compile import CompiledFabric, Routes, compile_fabric, route
 from twin.simcore.congestion import max_min_rates
 from twin.simcore.errors import TwinCoreError
@@ -59,7 +59,9 @@ class Simulator:
     each one (an engine limit; default none). ``in_switch_reduction``: ``None``
     uses the switches' ``attrs["in_switch_reduction"]``, ``True``/``False``
     assumes every switch can or cannot (a what-if). ``compiled``: ``spec`` already compiled
-    (e.g. by ``compiled_with_links_down``); its transport is used.
+    (e.g. by ``compiled_with_links_down``); its transport is used. ``max_pattern_flows``: the
+    largest flow pattern run (flows x channels, at most ``MAX_PATTERN_FLOWS``); an all-pairs
+    algorithm above it is refused by its rank count before any pair is built (``too_large``).
     """
 
     def __init__(
@@ -74,6 +76,7 @@ class Simulator:
         channel_gbps: float | None = None,
         in_switch_reduction: bool | None = None,
         compiled: CompiledFabric | None = None,
+        max_pattern_flows: int = MAX_PATTERN_FLOWS,
     ) -> None:
         if compiled is not None:
             if compiled.spec is not spec or transport is not None:
@@ -87,6 +90,7 @@ class Simulator:
         if channels < 1:
             raise TwinCoreError(f"channels {channels}; expected at least 1")
         self.ecmp, self.seed, self.channels = ecmp, seed, channels
+        self.max_pattern_flows = min(max_pattern_flows, MAX_PATTERN_FLOWS)
         self.channel_limit = None if channel_gbps is None else channel_gbps * 1e9 / 8
         self.in_switch_reduction = in_switch_reduction
         if ranks is None:
@@ -106,9 +110,9 @@ class Simulator:
         if cached is not None:
             return cached
         flows = len(phase.sources) * self.channels
-        if flows > MAX_PATTERN_FLOWS:
+        if flows > self.max_pattern_flows:
             raise TwinCoreError(
-                f"pattern {phase.pattern!r} has {flows:,} flows, more than {MAX_PATTERN_FLOWS:,}; "
+                f"pattern {phase.pattern!r} has {flows:,} flows, more than {self.max_pattern_flows:,}; "
                 "use fewer ranks or channels, or another algorithm"
             )
         sources = np.tile(self.ranks[phase.sources], self.channels)
@@ -178,6 +182,19 @@ class Simulator:
         """Algorithms implementing ``collective`` (applicability is checked when run)."""
         return algorithms_for(collective)
 
+    def too_large(self, collective: str) -> dict[str, str]:
+        """The all-pairs algorithms of ``collective`` whose pattern on these ranks exceeds
+        ``max_pattern_flows``, each with why: they are refused without building the pairs
+        (at 16,384 ranks those alone would take gigabytes)."""
+        flows = len(self.ranks) * (len(self.ranks) - 1) * self.channels
+        if flows <= self.max_pattern_flows:
+            return {}
+        return {
+            name: f"all-pairs pattern of {flows:,} flows, more than {self.max_pattern_flows:,}; use fewer ranks or channels, or another algorithm"
+            for name in algorithms_for(collective)
+            if (collective, name) in ALL_PAIRS
+        }
+
     def run(self, collective: str, size_bytes: float, algorithm: str = "auto", *, top_links: int = 10) -> dict[str, Any]:
         """Simulate one collective; JSON-ready result (shape in docs/simulation.md).
 
@@ -225,6 +242,9 @@ class Simulator:
     def evaluate(self, collective: str, size_bytes: float, algorithm: str) -> Evaluation:
         """One named algorithm's time and per-arc (per link direction) bytes, before they are
         summarised into ``run``'s JSON result (the replay adds loads per direction)."""
+        refused = self.too_large(collective).get(algorithm)
+        if refused:
+            raise TwinCoreError(refused)
         groups = np.array(self.compiled.card_supernode, dtype=object)[self.ranks]
         phases = phases_for(collective, algorithm, size_bytes, len(self.ranks), _group_numbers(groups))
         evaluation = Evaluation(collective, algorithm, size_bytes, len(self.ranks))

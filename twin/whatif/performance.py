@@ -27,12 +27,10 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-import numpy as np
-
-from twin.simcore.algorithms import COLLECTIVES, algorithms_for, phases_for
+from twin.simcore.algorithms import COLLECTIVES, algorithms_for
 from twin.simcore.errors import TwinCoreError
 from twin.simcore.model import FabricSpec
-from twin.simcore.simulate import MAX_PATTERN_FLOWS, Simulator
+from twin.simcore.simulate import Simulator
 from twin.whatif.errors import WhatIfError
 
 __all__ = [
@@ -106,8 +104,8 @@ def performance_cell(
     ``sim_options`` go to ``Simulator`` (``ecmp``, ``seed``, ``channels``,
     ``transport`` ...). ``reference_size`` (default: the largest size) is where
     hashing is compared with spraying when ``ecmp`` is ``"hash"``.
-    ``max_pattern_flows``: all-pairs algorithms above it are left out of
-    ``auto`` (``SWEEP_MAX_PATTERN_FLOWS``).
+    ``max_pattern_flows``: all-pairs algorithms above it are not run: ``auto``
+    skips them, a named one gets the reason as its error (``SWEEP_MAX_PATTERN_FLOWS``).
 
     Returns ``collective``, ``ranks``, ``sizes``, ``algorithms``,
     ``reference_size``, ``points`` (one per algorithm and size, in that
@@ -132,7 +130,7 @@ def performance_cell(
             f"algorithms {list(algorithms)} for {collective}: expected some of auto, {', '.join(known)}"
         )
     reference = check_sizes([reference_size])[0] if reference_size is not None else sizes[-1]
-    simulator = _SweepSimulator(spec, max_pattern_flows=max_pattern_flows, **sim_options)
+    simulator = Simulator(spec, max_pattern_flows=max_pattern_flows, **sim_options)
     points = [_point(simulator, collective, size, algorithm) for algorithm in algorithms for size in sizes]
     return {
         "collective": collective,
@@ -208,43 +206,6 @@ def training_step_cell(
     }
 
 
-class _SweepSimulator(Simulator):
-    """A ``Simulator`` whose ``auto`` leaves out all-pairs algorithms above ``max_pattern_flows``.
-
-    Deciding from the rank count first also spares building the p (p - 1)
-    pairs that ``Simulator`` would refuse only afterwards (seconds per size at
-    16,384 ranks). An algorithm is all-pairs when its pattern on 8 ranks has
-    8 x 7 flows.
-    """
-
-    def __init__(self, spec: FabricSpec, *, max_pattern_flows: int, **options: Any) -> None:
-        super().__init__(spec, **options)
-        self.max_pattern_flows = min(max_pattern_flows, MAX_PATTERN_FLOWS)
-
-    def candidates(self, collective: str) -> list[str]:
-        return [name for name in super().candidates(collective) if name not in self.too_large(collective)]
-
-    def too_large(self, collective: str) -> dict[str, str]:
-        ranks = len(self.ranks)
-        flows = ranks * (ranks - 1) * self.channels
-        if flows <= self.max_pattern_flows:
-            return {}
-        return {
-            name: f"all-pairs pattern of {flows:,} flows, more than {self.max_pattern_flows:,}"
-            for name in super().candidates(collective)
-            if _all_pairs(collective, name)
-        }
-
-
-def _all_pairs(collective: str, algorithm: str) -> bool:
-    probe = 8
-    try:
-        phases = phases_for(collective, algorithm, 1.0, probe, np.arange(probe) // 4)
-    except TwinCoreError:
-        return False
-    return max(len(phase.sources) for phase in phases) >= probe * (probe - 1)
-
-
 def _point(simulator: Simulator, collective: str, size: int, algorithm: str) -> dict[str, Any]:
     try:
         result = simulator.run(collective, size, algorithm, top_links=0)
@@ -308,7 +269,7 @@ def _group_allreduce(
     if len(ranks) < 2:
         return None
     try:
-        result = _SweepSimulator(spec, ranks=ranks, **sim_options).run("allreduce", size_bytes, "auto", top_links=0)
+        result = Simulator(spec, ranks=ranks, **sim_options).run("allreduce", size_bytes, "auto", top_links=0)
     except TwinCoreError as error:
         raise WhatIfError(f"allreduce of {size_bytes:,.0f} bytes on {len(ranks)} ranks: {error}") from None
     return {
