@@ -41,7 +41,7 @@ def main() -> None:
     elapsed = time.perf_counter() - start
     per_candidate = elapsed / len(chosen)
     worst = rank_failures(results)["worst"]
-    print(f"{len(chosen)} candidates in {elapsed:.1f} s: {per_candidate:.2f} s per candidate")
+    print(f"{len(chosen)} candidates in {elapsed:.1f} s: {per_candidate * 1e3:.0f} ms per candidate")
     print(f"serial search of all {len(candidates)} switches: ~{per_candidate * len(candidates):.0f} s")
     print(
         f"worst of those evaluated: {worst['elements']} cuts off {worst['cards_cut_off_count']} cards, "

@@ -177,7 +177,7 @@ def evaluate_failure(
         "cards_cut_off": sorted(cut_off)[:50],
         "degraded_pairs": pairs.count((pairs.after > pairs.before) & (pairs.after >= 0) & (pairs.before >= 0)),
         "disconnected_pairs": pairs.count((pairs.after < 0) & (pairs.before >= 0)),
-        "blast_radius": _blast_radius(spec, element_ids, cut_off),
+        "blast_radius": _blast_radius(spec, element_ids, down, cut_off),
         "workload": _workload_change(baseline.result, after, len(ranks) - len(surviving), workload),
     }
 
@@ -226,14 +226,16 @@ def without_cards(spec: FabricSpec, cards: set[str]) -> FabricSpec:
     )
 
 
-def _blast_radius(spec: FabricSpec, element_ids: Sequence[str], cut_off: set[str]) -> dict[str, dict[str, int]]:
-    cards = {node.id for node in spec.cards()}
-    failed = set(element_ids)
+def _blast_radius(spec: FabricSpec, element_ids: Sequence[str], down: Sequence[int], cut_off: set[str]) -> dict[str, dict[str, int]]:
+    """Per failed switch: the cards cabled to it, and how many of those are cut off. Every link of
+    a failed switch is among the links taken ``down``, so only those are looked at."""
     attached: dict[str, set[str]] = {element: set() for element in element_ids if not element.startswith("link:")}
-    for link in spec.links:
-        for switch, other in ((link.a, link.b), (link.b, link.a)):
-            if switch in failed and other in cards:
-                attached[switch].add(other)
+    if attached:
+        cards = {node.id for node in spec.cards()}
+        for link in (spec.links[position] for position in down):
+            for switch, other in ((link.a, link.b), (link.b, link.a)):
+                if switch in attached and other in cards:
+                    attached[switch].add(other)
     return {
         switch: {"cards_attached": len(members), "cards_cut_off": len(members & cut_off)}
         for switch, members in attached.items()
