@@ -128,8 +128,11 @@ class Firefox:
                 return message["result"]
             if message.get("method") == "log.entryAdded" and message["params"].get("type") == "javascript":
                 entry = message["params"]
-                frame = (entry.get("stackTrace") or {}).get("callFrames") or [{}]
-                self.errors.append(f"{entry.get('text')} ({frame[0].get('url', '?')}:{frame[0].get('lineNumber', '?')})")
+                frames = (entry.get("stackTrace") or {}).get("callFrames")
+                # Exceptions come with the frames that threw. Firefox reports network failures
+                # here too, frameless (a websocket still connecting when a test leaves the page).
+                if frames:
+                    self.errors.append(f"{entry.get('text')} ({frames[0].get('url', '?')}:{frames[0].get('lineNumber', '?')})")
 
     def evaluate(self, expression: str) -> Any:
         """The value of a JavaScript expression in the page (promises awaited)."""

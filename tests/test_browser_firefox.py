@@ -56,6 +56,7 @@ def test_firefox_map_search_run_and_diff(tmp_path, stack_database_url):
             firefox.type(ENTER)
             firefox.wait_for("document.querySelector('.tmap-details h3')?.textContent === 'card-0005'")
             firefox.wait_for("document.querySelector('.tmap-details').textContent.includes('leaf-01')")  # its port's peer
+            assert firefox.evaluate("document.querySelector('.tmap-ports').offsetWidth <= document.querySelector('.tmap-details').clientWidth")
             firefox.screenshot(ARTIFACTS / "firefox-2-details.png")
 
             firefox.click("#start-hop-stats")
@@ -80,3 +81,12 @@ def test_firefox_map_search_run_and_diff(tmp_path, stack_database_url):
             assert firefox.errors == [], firefox.errors
     finally:
         redis.stop()
+
+
+def test_the_client_reports_page_exceptions_but_not_network_failures():
+    """The check above can fail: thrown errors are caught, a refused websocket is not an error."""
+    page = "data:text/html,<script>setTimeout(() => { throw new Error('late') }, 10); new WebSocket('ws://127.0.0.1:1/'); throw new Error('early')</script>"
+    with Firefox() as firefox:
+        firefox.goto(page)
+        firefox.wait_for("new Promise(done => setTimeout(() => done(true), 200))")
+        assert [error.split(" (")[0] for error in firefox.errors] == ["Error: early", "Error: late"]
