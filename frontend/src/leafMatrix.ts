@@ -5,7 +5,7 @@
 // pointer and short axis labels. No DOM access.
 
 import { decodeBase64, type LeafMatrixData } from "./frames";
-import { EMPTY_RGB, type Rgb } from "./thresholds";
+import { EMPTY_RGB, paintCells, type Rgb } from "./thresholds";
 
 export interface LeafMatrix {
   readonly groups: readonly string[];
@@ -75,16 +75,8 @@ export function shareOfMax(bytes: number, max: number): number {
 }
 
 /** RGBA pixels of the matrix, one per cell, scaled to the frame's busiest pair. Writes into `pixels` and returns it. */
-export function paintLeafMatrix(matrix: LeafMatrix, pixels: Uint8ClampedArray = new Uint8ClampedArray(matrix.bytes.length * 4)): Uint8ClampedArray {
-  for (let cell = 0; cell < matrix.bytes.length; cell += 1) {
-    const colour = rampRgb(shareOfMax(matrix.bytes[cell] as number, matrix.max));
-    const at = cell * 4;
-    pixels[at] = colour[0];
-    pixels[at + 1] = colour[1];
-    pixels[at + 2] = colour[2];
-    pixels[at + 3] = 255;
-  }
-  return pixels;
+export function paintLeafMatrix(matrix: LeafMatrix, pixels?: Uint8ClampedArray): Uint8ClampedArray {
+  return paintCells(matrix.bytes.length, (cell) => rampRgb(shareOfMax(matrix.bytes[cell] as number, matrix.max)), pixels);
 }
 
 export interface LeafCell {

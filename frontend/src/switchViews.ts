@@ -4,7 +4,7 @@
 // utilisation (one pixel per cell, one ImageData write per frame). No DOM access.
 
 import type { MapModel } from "./map/model";
-import { PAD_RGB, thresholdRgb, type UtilisationThresholds } from "./thresholds";
+import { PAD_RGB, paintCells, thresholdRgb, type UtilisationThresholds } from "./thresholds";
 
 /** The part of the layout these views read. */
 export type SwitchLayout = Pick<
@@ -115,35 +115,25 @@ export function paintLinkCells(
   cellLink: Int32Array,
   utilisation: ArrayLike<number> | null,
   thresholds: UtilisationThresholds,
-  pixels: Uint8ClampedArray = new Uint8ClampedArray(cellLink.length * 4),
+  pixels?: Uint8ClampedArray,
 ): Uint8ClampedArray {
-  for (let cell = 0; cell < cellLink.length; cell += 1) {
-    const link = cellLink[cell] as number;
-    const colour = link < 0 ? PAD_RGB : thresholdRgb(utilisation === null ? Number.NaN : (utilisation[link] ?? Number.NaN), thresholds);
-    const at = cell * 4;
-    pixels[at] = colour[0];
-    pixels[at + 1] = colour[1];
-    pixels[at + 2] = colour[2];
-    pixels[at + 3] = 255;
-  }
-  return pixels;
+  return paintCells(
+    cellLink.length,
+    (cell) => {
+      const link = cellLink[cell] as number;
+      return link < 0 ? PAD_RGB : thresholdRgb(utilisation === null ? Number.NaN : (utilisation[link] ?? Number.NaN), thresholds);
+    },
+    pixels,
+  );
 }
 
 /** RGBA pixels of one value per cell (NaN: no value). */
 export function paintValues(
   values: ArrayLike<number>,
   thresholds: UtilisationThresholds,
-  pixels: Uint8ClampedArray = new Uint8ClampedArray(values.length * 4),
+  pixels?: Uint8ClampedArray,
 ): Uint8ClampedArray {
-  for (let cell = 0; cell < values.length; cell += 1) {
-    const colour = thresholdRgb(values[cell] as number, thresholds);
-    const at = cell * 4;
-    pixels[at] = colour[0];
-    pixels[at + 1] = colour[1];
-    pixels[at + 2] = colour[2];
-    pixels[at + 3] = 255;
-  }
-  return pixels;
+  return paintCells(values.length, (cell) => thresholdRgb(values[cell] as number, thresholds), pixels);
 }
 
 // ---- leaf uplink strip --------------------------------------------------

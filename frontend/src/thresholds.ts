@@ -61,6 +61,20 @@ export const EMPTY_RGB: Rgb = [226, 232, 240];
 /** The background of padding cells (a switch with fewer ports than the widest). */
 export const PAD_RGB: Rgb = [248, 250, 252];
 
+/** RGBA pixels, one opaque cell per `count`, coloured by `colourOf(cell)`: the one pixel writer of
+ * the canvas views. Writes into `pixels` (4 bytes a cell) and returns it. */
+export function paintCells(count: number, colourOf: (cell: number) => Rgb, pixels: Uint8ClampedArray = new Uint8ClampedArray(count * 4)): Uint8ClampedArray {
+  for (let cell = 0; cell < count; cell += 1) {
+    const colour = colourOf(cell);
+    const at = cell * 4;
+    pixels[at] = colour[0];
+    pixels[at + 1] = colour[1];
+    pixels[at + 2] = colour[2];
+    pixels[at + 3] = 255;
+  }
+  return pixels;
+}
+
 /** The band colour of a value as RGB; EMPTY_RGB for NaN. */
 export function thresholdRgb(value: number, thresholds: UtilisationThresholds): Rgb {
   const band = utilisationBand(value, thresholds);
