@@ -64,6 +64,17 @@ def test_cancelled_run_skips_its_remaining_cells(small_snapshot):
     assert Run.objects.get(pk=run.pk).status == RunStatus.CANCELLED
 
 
+def test_a_large_search_is_split_into_a_bounded_number_of_cells(small_snapshot, monkeypatch):
+    """Every link once, in at most MAX_FAILURE_CELLS cells (each cell loads the fabric and its baseline)."""
+    from twin.simulations import fanouts
+
+    monkeypatch.setattr(fanouts, "MAX_FAILURE_CELLS", 5)
+    run = run_create(kind=RunKind.FAILURES, snapshot=small_snapshot, params={"worst": "link", "workload": {"size_bytes": 2**20}})
+    candidates = [candidate for cell in RunCell.objects.filter(run=run).order_by("pk") for candidate in cell.params["candidates"]]
+    assert RunCell.objects.filter(run=run).count() == 5
+    assert candidates == [f"link:{position}" for position in range(small_snapshot.link_count)]
+
+
 def start_worker_process(env: dict) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "twin", "worker", "--pool=solo", "--loglevel=WARNING", "--without-gossip", "--without-mingle", "--without-heartbeat"],

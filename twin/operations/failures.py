@@ -65,6 +65,10 @@ class Workload:
     algorithm: str = "ring"
     ranks: tuple[str, ...] | None = None
 
+    def __post_init__(self) -> None:
+        if self.ranks is not None:  # a list from JSON: kept as a tuple, so a workload is hashable
+            object.__setattr__(self, "ranks", tuple(self.ranks))
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "collective": self.collective,

@@ -1,5 +1,7 @@
 """Runs fanned out over the workers: the worst-single-failure search (one cell per chunk of
 candidates) and failing a chosen set of elements together (one cell)."""
+import math
+
 from twin.fabrics.selectors import snapshot_spec_get
 from twin.operations.failures import (
     FailureBaseline,
@@ -15,9 +17,10 @@ from twin.runs.fanout import CellPlan, FanOutKind, register_fanout
 from twin.runs.handlers import RunOutput
 from twin.runs.models import Run, RunKind
 
-__all__ = ("FAILURE_CHUNK",)
+__all__ = ("FAILURE_CHUNK", "MAX_FAILURE_CELLS")
 
-FAILURE_CHUNK = 8  # candidates per cell: enough to amortise loading the fabric, small enough to spread
+FAILURE_CHUNK = 8  # candidates per cell at least: small enough to spread over the workers
+MAX_FAILURE_CELLS = 64  # and cells per search at most: 12,288 links make 64 cells of 192, not 1,536 of 8
 
 
 def workload_of(run: Run) -> Workload:
@@ -34,9 +37,10 @@ def plan_failures(run: Run) -> list[CellPlan]:
     candidates = failure_candidates(spec, kind)
     if not candidates:
         raise FailureError(f"{spec.name} has no {kind} to fail")
+    chunk = max(FAILURE_CHUNK, math.ceil(len(candidates) / MAX_FAILURE_CELLS))
     return [
-        CellPlan(key=f"{kind}:{start}", params={"candidates": candidates[start:start + FAILURE_CHUNK]}, label=f"{kind} failures {start + 1}-{min(start + FAILURE_CHUNK, len(candidates))} of {len(candidates)}")
-        for start in range(0, len(candidates), FAILURE_CHUNK)
+        CellPlan(key=f"{kind}:{start}", params={"candidates": candidates[start:start + chunk]}, label=f"{kind} failures {start + 1}-{min(start + chunk, len(candidates))} of {len(candidates)}")
+        for start in range(0, len(candidates), chunk)
     ]
 
 
