@@ -7,6 +7,7 @@ from celery.contrib.testing.worker import start_worker
 from hypothesis import settings as hypothesis_settings
 from django.test import Client
 
+from tests.stack import scratch_database
 from twin import celery_app
 from twin.accounts.models import Role
 from twin.accounts.services import user_create
@@ -76,3 +77,11 @@ def celery_worker(transactional_db):
     (so it sees the test database). Never eager mode."""
     with start_worker(celery_app, pool="solo", perform_ping_check=False, shutdown_timeout=30, loglevel="WARNING") as worker:
         yield worker
+
+
+@pytest.fixture
+def stack_database_url(tmp_path):
+    """A database of its own for a whole-product stack in the browser tests (PostgreSQL when
+    DATABASE_URL names one, else SQLite), dropped afterwards."""
+    with scratch_database(tmp_path, "twin_e2e") as url:
+        yield url

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.stack import ADMIN_PASSWORD, ROOT, Stack, scratch_database
+from tests.stack import ADMIN_PASSWORD, ROOT, Stack
 from twin.common.embedded import EmbeddedRedis
 
 CHROMIUM = "/usr/bin/chromium"
@@ -18,13 +18,6 @@ pytestmark = [
     pytest.mark.stack,
     pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"Chromium not found at {CHROMIUM}: install it with `apt-get install chromium` to run the browser tests"),
 ]
-
-
-@pytest.fixture
-def stack_database_url(tmp_path):
-    """A database of its own for the stack (PostgreSQL when DATABASE_URL names one, else SQLite)."""
-    with scratch_database(tmp_path, "twin_e2e") as url:
-        yield url
 
 
 @pytest.fixture

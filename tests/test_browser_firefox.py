@@ -5,7 +5,7 @@ none may throw."""
 import pytest
 
 from tests.firefox import ENTER, MISSING, TAB, Firefox
-from tests.stack import ADMIN_PASSWORD, ROOT, Stack, scratch_database
+from tests.stack import ADMIN_PASSWORD, ROOT, Stack
 from twin.common.embedded import EmbeddedRedis
 
 ARTIFACTS = ROOT / "test-artifacts"
@@ -15,12 +15,6 @@ pytestmark = [
     pytest.mark.stack,
     pytest.mark.skipif(bool(MISSING), reason=f"{', '.join(MISSING)} not found: `apt-get install firefox-esr xvfb` to run the Firefox tests"),
 ]
-
-
-@pytest.fixture
-def stack_database_url(tmp_path):
-    with scratch_database(tmp_path, "twin_firefox") as url:
-        yield url
 
 
 def test_firefox_map_search_run_and_diff(tmp_path, stack_database_url):

@@ -71,17 +71,18 @@ def snapshot_diff_cached(expected_id: int, expected_created_at: str, found_id: i
 
 
 DIFF_SORTS = {
-    "where": lambda finding: (finding.end.name, finding.end.port or ""),
+    "where": None,  # the report's own order: switches first, ports in numeric order
     "severity": lambda finding: SEVERITIES.index(finding.severity),
     "class": lambda finding: FINDING_CLASSES.index(finding.finding_class),
     "peer": lambda finding: (finding.peer.name, finding.peer.port or "") if finding.peer else ("\uffff", ""),
 }
-"""Ways to order a diff's findings; each keeps the report's order (by location) among equals."""
+"""Ways to order a diff's findings; each keeps the report's order among equals."""
 
 
 def diff_findings(report: DiffReport, *, finding_class: str = "", severity: str = "", text: str = "", sort: str = "where") -> list[Finding]:
     """The report's findings of one class and severity (blank: any) whose place, peer or message
-    contains `text` (any case), ordered by one of `DIFF_SORTS` (a leading "-" reverses it)."""
+    contains `text` (any case), ordered by one of `DIFF_SORTS` (a leading "-" reverses it; an
+    unknown one is "where")."""
     lowered = text.strip().lower()
     chosen = [
         finding
@@ -90,8 +91,10 @@ def diff_findings(report: DiffReport, *, finding_class: str = "", severity: str 
         and (not severity or finding.severity == severity)
         and (not lowered or lowered in f"{finding.end.label()} {finding.peer.label() if finding.peer else ''} {finding.message}".lower())
     ]
-    key = DIFF_SORTS.get(sort.removeprefix("-"), DIFF_SORTS["where"])
-    return sorted(chosen, key=key, reverse=sort.startswith("-"))
+    key, reverse = DIFF_SORTS.get(sort.removeprefix("-")), sort.startswith("-")
+    if key is None:
+        return chosen[::-1] if reverse else chosen
+    return sorted(chosen, key=key, reverse=reverse)
 
 
 def snapshot_search(*, snapshot: Snapshot, query: str) -> list[dict]:

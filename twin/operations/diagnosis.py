@@ -32,7 +32,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from twin.operations.exports import compress_hostlist
-from twin.operations.failures import without_cards
 from twin.operations.placement import Placement, aware_placement, evaluate_placement
 from twin.simcore.diff import DEFAULT_ERROR_THRESHOLDS, DiffReport, normalise_counter
 from twin.simcore.errors import TwinCoreError
@@ -422,8 +421,8 @@ def _congested(spec: FabricSpec, scaling: Sequence[ScalingPoint]) -> list[Findin
         return []
     # Cards with no live link cannot take part (the physical rules report them).
     live_ends = {end for link in spec.links if link.state != "down" for end in (link.a, link.b)}
-    attached = without_cards(spec, {card.id for card in spec.cards() if card.id not in live_ends})
-    result = Simulator(attached).run("allreduce", float(1 << 28), "ring", top_links=10)
+    ranks = [card.id for card in spec.cards() if card.id in live_ends]
+    result = Simulator(spec, ranks=ranks).run("allreduce", float(1 << 28), "ring", top_links=10)
     hottest = [link for link in result["hottest_links"] if link["utilization"] >= 0.5 * result["max_link_utilization"]]
     return [
         _finding(

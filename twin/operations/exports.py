@@ -17,6 +17,7 @@ from collections.abc import Iterable
 
 from twin.ingest.errors import ProblemCollector
 from twin.operations.placement import Placement, PlacementError
+from twin.simcore.diff import natural_key
 
 __all__ = [
     "PLACEMENT_CSV_COLUMNS",
@@ -30,7 +31,6 @@ __all__ = [
 PLACEMENT_CSV_COLUMNS = ("rank", "card", "host", "stage", "dp_index", "tp_index")
 
 _LAST_NUMBER = re.compile(r"^(.*?)(\d+)(\D*)$")
-_NATURAL = re.compile(r"(\d+)")
 
 
 def compress_hostlist(hosts: Iterable[str]) -> str:
@@ -65,7 +65,7 @@ def compress_hostlist(hosts: Iterable[str]) -> str:
             items.append(f"{prefix}{next(iter(spellings.values()))}{suffix}")
         else:
             items.append(f"{prefix}[{','.join(ranges)}]{suffix}")
-    return ",".join(sorted(items, key=_natural_key))
+    return ",".join(sorted(items, key=natural_key))
 
 
 def _ranges(spellings: dict[int, str]) -> list[str]:
@@ -86,11 +86,6 @@ def _ranges(spellings: dict[int, str]) -> list[str]:
         ranges.append(low if start == end else f"{low}-{high}")
         start = end + 1
     return ranges
-
-
-def _natural_key(text: str) -> tuple[object, ...]:
-    parts = _NATURAL.split(text)
-    return tuple(int(part) if position % 2 else part for position, part in enumerate(parts))
 
 
 def placement_csv(placement: Placement) -> str:

@@ -15,7 +15,7 @@ fabric's figures across a chunk), and ``rank_failures`` orders the results.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import networkx as nx
@@ -40,7 +40,6 @@ __all__ = [
     "failure_candidates",
     "link_impact",
     "rank_failures",
-    "without_cards",
     "worst_failure",
 ]
 
@@ -64,10 +63,6 @@ class Workload:
     size_bytes: float = float(1 << 30)
     algorithm: str = "ring"
     ranks: tuple[str, ...] | None = None
-
-    def __post_init__(self) -> None:
-        if self.ranks is not None:  # a list from JSON: kept as a tuple, so a workload is hashable
-            object.__setattr__(self, "ranks", tuple(self.ranks))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -217,17 +212,6 @@ class _PairsBeforeAfter:
         unreached = ~reachable[self.card_joint[hub]][self.card_joint]
         unreached[hub] = False
         return {self.card_ids[position] for position in np.flatnonzero(unreached)}
-
-
-def without_cards(spec: FabricSpec, cards: set[str]) -> FabricSpec:
-    """``spec`` without ``cards`` and their links (the compiler needs every card attached)."""
-    if not cards:
-        return spec
-    return replace(
-        spec,
-        nodes=tuple(node for node in spec.nodes if node.id not in cards),
-        links=tuple(link for link in spec.links if link.a not in cards and link.b not in cards),
-    )
 
 
 def _blast_radius(spec: FabricSpec, element_ids: Sequence[str], down: Sequence[int], cut_off: set[str]) -> dict[str, dict[str, int]]:

@@ -48,6 +48,7 @@ __all__ = [
     "EndRef",
     "Finding",
     "diff_fabrics",
+    "natural_key",
     "normalise_counter",
     "normalise_name",
     "normalise_port",
@@ -150,7 +151,8 @@ def normalise_counter(name: str) -> str:
     return text.removesuffix("s")
 
 
-def _natural_key(text: str) -> tuple[Any, ...]:
+def natural_key(text: str) -> tuple[Any, ...]:
+    """Sort key that orders ``leaf-2`` before ``leaf-10`` (numbers as numbers)."""
     # re.split with a group alternates text and digits, so positions always compare alike.
     parts = _DIGITS.split(text)
     return tuple(int(part) if position % 2 else part for position, part in enumerate(parts))
@@ -318,10 +320,10 @@ def punch_list_csv(report: DiffReport) -> str:
 def _location_key(where: EndRef, finding: Finding) -> tuple[Any, ...]:
     return (
         not where.is_switch,
-        _natural_key(where.name),
-        _natural_key(where.port or ""),
+        natural_key(where.name),
+        natural_key(where.port or ""),
         FINDING_CLASSES.index(finding.finding_class),
-        _natural_key(finding.peer.label() if finding.peer else ""),
+        natural_key(finding.peer.label() if finding.peer else ""),
     )
 
 
@@ -704,7 +706,7 @@ class _Diff:
 
         def rank(ref: EndRef) -> tuple[Any, ...]:
             tier = self.display[ref.node].tier
-            return (not ref.is_switch, _TIER_RANK.get(tier or "", 3), _natural_key(ref.name))
+            return (not ref.is_switch, _TIER_RANK.get(tier or "", 3), natural_key(ref.name))
 
         refs.sort(key=rank)
         return refs[0], refs[1]
@@ -817,7 +819,7 @@ class _Diff:
                         peer = self._ref(far[0], side.port_text(position, far))
                         cabling[end[0]].append((side.port_text(position, end), peer))
             for node_id in nodes:
-                links = sorted(cabling.get(node_id, []), key=lambda item: _natural_key(item[0]))
+                links = sorted(cabling.get(node_id, []), key=lambda item: natural_key(item[0]))
                 self._node_finding(finding_class, node_id, links)
 
     def _node_finding(self, finding_class: str, node_id: str, links: list[tuple[str, EndRef]]) -> None:
