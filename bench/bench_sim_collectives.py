@@ -7,7 +7,9 @@ Cases (targets on the 2-core machine):
 1. congestion-aware ring AllReduce on a 16,384-card 3-tier fat-tree (< 1 s);
 2. every algorithm x 20 message sizes on 4,096 cards (< 5 s);
 3. AllToAll on 1,024 cards (< 5 s);
-4. peak memory of the whole script (< 2 GB, resident set size).
+4. auto AllToAll on 16,384 cards: the direct (all-pairs) algorithm is refused by the rank count
+   before any of its 268 M pairs is built, and Bruck runs (time and traced peak memory);
+5. peak memory of the whole script (< 2 GB, resident set size).
 
 Each case also runs a straightforward networkx/pure-Python implementation of
 the same computation (networkx shortest path per flow, dictionary-based
@@ -30,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import networkx as nx  # noqa: E402
 import numpy as np  # noqa: E402
 
+from bench.measure import peak_traced_bytes  # noqa: E402
 from twin.simcore.compile import _compile_cached  # noqa: E402
 from twin.simcore.generate import fat_tree  # noqa: E402
 from twin.simcore.model import FabricSpec  # noqa: E402
@@ -152,6 +155,17 @@ def main() -> None:
         f"busbw {result['busbw_GBps']:.2f} GB/s (hash ECMP); "
         f"networkx single shortest paths vs our d-mod-k: slowest {base_rate / 1e9:.3f} vs "
         f"{tiny_result['phases'][0]['slowest_rate_GBps']:.3f} GB/s",
+    )
+
+    # 4. Auto AllToAll, 16,384 cards: all-pairs refused before building the pairs.
+    simulator = Simulator(big)
+    start = time.perf_counter()
+    result = simulator.run("alltoall", 1e6, "auto", top_links=0)
+    seconds = time.perf_counter() - start
+    traced = peak_traced_bytes(lambda: Simulator(big).run("alltoall", 1e6, "auto", top_links=0)) / 2**30
+    row(
+        "auto AllToAll 1 MB", 16384, "-", f"{seconds:.2f} (compiled)", "-", "-",
+        f"chose {result['algorithm']}; refused: {', '.join(result['choice']['skipped'])}; traced peak {traced:.2f} GiB",
     )
 
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
