@@ -9,6 +9,7 @@ from django.db import IntegrityError, connection, transaction
 
 from twin.common.errors import ApplicationError
 from twin.ingest import IngestError, ParseOptions, detect_format, parse_fabric
+from twin.ingest.completion import Completion, complete_fabric
 from twin.ingest.merge import merge_fabrics
 from twin.ingest.summary import fabric_summary
 from twin.simcore.layout import fabric_layout
@@ -72,12 +73,17 @@ def snapshot_create(
     checksum: str,
     role: SnapshotRole = SnapshotRole.DISCOVERED,
     user=None,
+    completion: Completion | None = None,
 ) -> Snapshot:
-    """Store `spec` as the next version of the named fabric (created on first use)."""
+    """Store `spec` as the next version of the named fabric (created on first use). An upload's
+    `completion` (what was added to the files, and the warnings) is kept in the summary."""
     spec.validate()
     fabric = fabric_get_or_create_locked(fabric_name)
     last = fabric.snapshots.order_by("-version").values_list("version", flat=True).first() or 0
     summary = fabric_summary(spec)
+    if completion is not None:
+        summary["completion"] = completion.summary
+        summary["warnings"] += completion.warnings
     snapshot = Snapshot.objects.create(
         fabric=fabric,
         version=last + 1,
@@ -148,8 +154,9 @@ def snapshot_import(
     role: SnapshotRole = SnapshotRole.DISCOVERED,
     user=None,
 ) -> Snapshot:
-    """Parse uploaded files (several files describing one fabric are merged) and store them as
-    the fabric's next snapshot.
+    """Parse uploaded files (several files describing one fabric are merged), complete what they
+    leave out (cards from HCAs, scale-up, SHARP: twin.ingest.completion) and store them as the
+    fabric's next snapshot.
 
     Every file is read before anything is written; if any cannot be read, UploadRejected lists
     the problems of each file and nothing is stored.
@@ -171,18 +178,22 @@ def snapshot_import(
             "; ".join(str(error) for error in failures),
             extra={"files": [error.as_dict() for error in failures]},
         )
-    if len(parsed) == 1:
-        _, format_name, spec = parsed[0]
-    else:
-        try:
+    try:
+        if len(parsed) == 1:
+            _, format_name, spec = parsed[0]
+        else:
             spec = merge_fabrics([(name, spec) for name, _, spec in parsed], name=fabric_name or parsed[0][2].name)
-        except IngestError as error:
-            raise UploadRejected(str(error), extra={"files": [error.as_dict()]}) from error
-        format_name = "+".join(sorted({format_name for _, format_name, _ in parsed}))
+            format_name = "+".join(sorted({format_name for _, format_name, _ in parsed}))
+        completion = complete_fabric(spec, options=options, formats={name: format_name for name, format_name, _ in parsed})
+    except IngestError as error:
+        if error.source is None:
+            error.source = " + ".join(source.name for source in files)
+        raise UploadRejected(str(error), extra={"files": [error.as_dict()]}) from error
     checksum = hashlib.sha256(b"".join(hashlib.sha256(source.data).digest() for source in files)).hexdigest()
     return snapshot_create(
         fabric_name=fabric_name or spec.name,
-        spec=spec,
+        spec=completion.spec,
+        completion=completion,
         source_name=", ".join(source.name for source in files),
         source_format=format_name,
         checksum=checksum,

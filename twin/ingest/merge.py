@@ -433,14 +433,19 @@ class _Merger:
     def fabric_attrs(self) -> dict[str, Any]:
         merged: dict[str, Any] = {}
         origin: dict[tuple[str, ...], str] = {}
+        warnings: list[str] = []
         for source, spec in self.parts:
             attrs = {
                 key: value
                 for key, value in spec.attrs.items()
-                if key not in ("merged_from", "merge_conflicts")  # a merge of merges: recomputed
+                if key not in ("merged_from", "merge_conflicts", "warnings")  # a merge of merges: recomputed
             }
             self._merge_into(merged, attrs, (), source, origin, "fabric", "")
+            # Each file's warnings are its own: kept all, each saying which file it is about.
+            warnings += [f"{source}: {warning}" for warning in spec.attrs.get("warnings", ())]
         merged["merged_from"] = [source for source, _ in self.parts]
+        if warnings:
+            merged["warnings"] = warnings
         if self.conflicts:
             merged["merge_conflicts"] = self.conflicts
         return merged

@@ -15,27 +15,22 @@ def _speed_label(gbps: float) -> str:
 
 def fabric_summary(spec: FabricSpec) -> dict:
     """JSON-ready counts of nodes by kind (switches by tier), links by speed, state and domain,
-    and warnings an operator should look at (down or degraded links, merge conflicts, switches
-    without links)."""
+    and warnings an operator should look at (down or degraded links, merge conflicts, what the
+    parsers recorded in ``attrs["warnings"]``)."""
     nodes_by_kind = Counter(node.kind for node in spec.nodes)
     switches_by_tier = Counter(node.tier for node in spec.nodes if node.kind == "switch")
     links_by_state = Counter(link.state for link in spec.links)
     links_by_speed = Counter(_speed_label(link.bandwidth_gbps) for link in spec.links)
     links_by_domain = Counter(link.domain for link in spec.links)
-    linked = {end for link in spec.links for end in (link.a, link.b)}
-    isolated = [node.name for node in spec.nodes if node.kind == "switch" and node.id not in linked]
-
     warnings = []
     if links_by_state["down"]:
-        warnings.append(f"{links_by_state['down']} link(s) down")
+        warnings.append(f"{links_by_state['down']:,} link(s) down")
     if links_by_state["degraded"]:
-        warnings.append(f"{links_by_state['degraded']} link(s) degraded (below their usual width or speed)")
-    if isolated:
-        shown = ", ".join(isolated[:5]) + (" …" if len(isolated) > 5 else "")
-        warnings.append(f"{len(isolated)} switch(es) without any link: {shown}")
+        warnings.append(f"{links_by_state['degraded']:,} link(s) degraded (below their usual width or speed)")
     conflicts = spec.attrs.get("merge_conflicts") or ()
     if conflicts:
-        warnings.append(f"{len(conflicts)} conflicting fact(s) between the files; the more specific source was kept")
+        warnings.append(f"{len(conflicts):,} conflicting fact(s) between the files; the more specific source was kept")
+    warnings += [str(warning) for warning in spec.attrs.get("warnings", ())]
     return {
         "nodes": len(spec.nodes),
         "links": len(spec.links),
