@@ -9,6 +9,7 @@ from rest_framework.exceptions import NotFound
 from rest_framework.views import APIView
 
 from twin.ingest import ParseOptions, registered_parsers
+from twin.ingest.options import SCALE_UP_RULES, pattern_problem
 from twin.simcore.diff import punch_list_csv
 from twin.simcore.paths import NoPath, hop_path
 from twin.simcore.model import MAX_LINK_GBPS
@@ -80,6 +81,19 @@ class SnapshotUploadSerializer(serializers.Serializer):
     role = serializers.ChoiceField(SnapshotRole.choices, default=SnapshotRole.DISCOVERED, help_text="'plan' for a cabling plan to check discoveries against")
     default_bandwidth_gbps = serializers.FloatField(required=False, min_value=0.001, max_value=MAX_LINK_GBPS, help_text="Link bandwidth for formats that carry none (Slurm, nvidia-smi: per NVLink)")
     default_latency_ns = serializers.FloatField(required=False, min_value=0, max_value=1e9, help_text="Link latency for formats that carry none")
+    non_compute_hca_pattern = serializers.CharField(
+        required=False, allow_blank=True, max_length=500,
+        help_text="Where no file names the GPUs, each HCA stands for one card, except those whose host name or description matches this regular expression (default: storage and management names; empty: every HCA)",
+    )
+    compute_hcas_per_host = serializers.IntegerField(required=False, min_value=1, max_value=64, help_text="Only the first N HCAs of each host (in name order) stand for cards")
+    scale_up = serializers.ChoiceField(SCALE_UP_RULES, required=False, help_text="auto (default): add the NVSwitch a hint file leaves out; none: leave hosts as the files say")
+    nvlink_gbps = serializers.FloatField(required=False, min_value=1, max_value=MAX_LINK_GBPS, help_text="NVLink bandwidth per GPU for the completed scale-up (default: by GPU generation)")
+
+    def validate_non_compute_hca_pattern(self, value: str) -> str:
+        problem = pattern_problem(value)
+        if problem:
+            raise serializers.ValidationError(problem)
+        return value
 
     def validate_format(self, value: str) -> str:
         known = [parser.name for parser in registered_parsers()]
@@ -102,7 +116,7 @@ class SnapshotUploadApi(APIView):
             fabric_name=given.get("fabric", ""),
             files=source_files_from_uploads(given["file"]),
             fmt=given.get("format") or None,
-            options=ParseOptions(default_bandwidth_gbps=given.get("default_bandwidth_gbps"), default_latency_ns=given.get("default_latency_ns")),
+            options=ParseOptions.from_values(given),
             role=SnapshotRole(given["role"]),
             user=request.user,
         )

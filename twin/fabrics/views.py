@@ -11,12 +11,13 @@ from twin.accounts.models import Role
 from twin.common.errors import ApplicationError
 from twin.common.pages import paged
 from twin.ingest import ParseOptions
+from twin.ingest.completion import HCA_CARD_SOURCE
 from twin.runs.forms import FailureForm, PlacementForm, ReplayForm, WhatIfForm
 from twin.simcore.diff import FINDING_CLASSES, SEVERITIES
 from twin.simulations.services import ALGORITHMS, COLLECTIVES, ECMP_MODES
 
 from .forms import SnapshotUploadForm
-from .models import Fabric, SnapshotRole
+from .models import Fabric, Snapshot, SnapshotRole
 from .selectors import DIFF_SORTS, diff_findings, fabric_list, snapshot_diff
 from .services import UploadRejected, snapshot_import, source_files_from_uploads
 
@@ -49,6 +50,29 @@ def snapshot_of(fabric: Fabric, wanted: str):
     return fabric.snapshots.select_related("created_by").filter(pk=int(wanted)).first() if wanted.isdigit() else None
 
 
+CARD_SOURCE_LABELS = {
+    HCA_CARD_SOURCE: _("HCAs (one card per compute HCA)"),
+    "nccl-topo-xml": _("NCCL topology XML"),
+    "nvidia-smi-topo": _("nvidia-smi topo -m"),
+    "twin-fabric": _("the twin's own format"),
+}
+
+
+def card_sources(snapshot: Snapshot) -> list[tuple[str, str]]:
+    """(where from, count) of the snapshot's cards, as its upload counted them."""
+    sources = ((snapshot.summary.get("completion") or {}).get("cards") or {}).get("sources") or {}
+    return [(CARD_SOURCE_LABELS.get(source, source), f"{count:,}") for source, count in sources.items()]
+
+
+def snapshot_runs_unavailable(snapshot: Snapshot) -> str | None:
+    """Why no run can work on `snapshot` (every run kind needs two cards to talk), or None."""
+    if snapshot.card_count >= 2:
+        return None
+    if snapshot.card_count == 1:
+        return _("This snapshot has one card: runs need at least two cards that talk to each other.")
+    return _("This snapshot has no cards: no file names an accelerator and no HCA stands for one, so runs cannot start. Upload the hosts' NCCL topology XML or nvidia-smi topo -m with the fabric dump, or change the HCA rule at upload.")
+
+
 def fabric_page(request, fabric_id: int):
     fabric = get_object_or_404(Fabric, pk=fabric_id)
     snapshot = snapshot_of(fabric, request.GET.get("snapshot", "")) or fabric.latest_snapshot()
@@ -63,6 +87,8 @@ def fabric_page(request, fabric_id: int):
         {
             "fabric": fabric, "snapshot": snapshot, "snapshots": snapshots, "snapshot_query": snapshot_query, "runs": runs, "compare": compare,
             "collectives": COLLECTIVES, "algorithms": ALGORITHMS, "ecmp_modes": ECMP_MODES,
+            "runs_unavailable": snapshot_runs_unavailable(snapshot) if snapshot else None,
+            "card_sources": card_sources(snapshot) if snapshot else [],
             "placement_form": PlacementForm(), "failure_form": FailureForm(), "replay_form": ReplayForm(), "whatif_form": WhatIfForm(),
         },
     )
@@ -84,7 +110,7 @@ def upload_page(request):
                     fabric_name=given["fabric"],
                     files=source_files_from_uploads(given["file"]),
                     fmt=given["format"] or None,
-                    options=ParseOptions(default_bandwidth_gbps=given["default_bandwidth_gbps"], default_latency_ns=given["default_latency_ns"]),
+                    options=ParseOptions.from_values(given),
                     role=SnapshotRole(given["role"] or SnapshotRole.DISCOVERED),
                     user=request.user,
                 )

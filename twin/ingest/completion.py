@@ -44,7 +44,7 @@ from twin.simcore.diff import natural_key
 from twin.simcore.model import FabricSpec, LinkSpec, NodeSpec
 
 __all__ = [
-    "DEFAULT_NON_COMPUTE_PATTERN",
+    "HCA_CARD_SOURCE",
     "SCALE_UP_BY_SM",
     "Completion",
     "complete_fabric",
@@ -62,6 +62,7 @@ SCALE_UP_BY_SM: tuple[tuple[int, str, int, float], ...] = (
 _SM_BY_PCIE_GBPS = ((500.0, 90), (250.0, 80), (0.0, 70))
 _NVSWITCH_LATENCY_NS = 100.0  # the generators' figure for one NVSwitch hop
 _MAX_NAMED = 10  # names listed in one warning; the count says how many more
+HCA_CARD_SOURCE = "hca"  # the source of cards that stand for compute HCAs, next to format ids
 
 
 @dataclass(frozen=True)
@@ -263,7 +264,7 @@ def _cards_from_hcas(
             )
     sources = _card_sources(spec, formats)
     if nodes:
-        sources["HCAs (one card per compute HCA)"] = len(nodes)
+        sources[HCA_CARD_SOURCE] = len(nodes)
     rule = {
         "non_compute_hca_pattern": options.non_compute_hca_pattern,
         "compute_hcas_per_host": options.compute_hcas_per_host,
@@ -279,24 +280,12 @@ def _cards_from_hcas(
     }
 
 
-_FORMAT_LABELS = {
-    NCCL_XML_FORMAT: "NCCL topology XML",
-    "nvidia-smi-topo": "nvidia-smi topo -m",
-    "twin-fabric": "twin fabric file",
-}
-
-
 def _card_sources(spec: FabricSpec, formats: Mapping[str, str]) -> dict[str, int]:
-    """Cards a file named, counted by the kind of file."""
+    """Cards the files named, counted by the format of the file (``"file"`` when unknown)."""
     counts: Counter[str] = Counter()
     for node in spec.nodes:
-        if node.kind != "card":
-            continue
-        if node.attrs.get("inferred") == "card":
-            counts["HCAs (one card per compute HCA)"] += 1
-            continue
-        fmt = _source_format(node, formats)
-        counts[_FORMAT_LABELS.get(fmt or "", fmt or "the uploaded file")] += 1
+        if node.kind == "card":
+            counts[HCA_CARD_SOURCE if node.attrs.get("inferred") == "card" else _source_format(node, formats) or "file"] += 1
     return dict(counts)
 
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any
 
-__all__ = ["DEFAULT_NON_COMPUTE_PATTERN", "SCALE_UP_RULES", "ParseOptions"]
+__all__ = ["DEFAULT_NON_COMPUTE_PATTERN", "SCALE_UP_RULES", "ParseOptions", "pattern_problem"]
 
 # Host names and descriptions of HCAs that carry no GPU traffic: storage servers and
 # appliances, the fabric's management (UFM, subnet manager) and login nodes.
@@ -37,3 +40,19 @@ class ParseOptions:
     compute_hcas_per_host: int | None = None
     scale_up: str = "auto"
     nvlink_gbps: float | None = None
+
+    @classmethod
+    def from_values(cls, values: Mapping[str, Any]) -> ParseOptions:
+        """Options from an upload form's, the API's or the command line's values: the fields
+        given and not None; the others keep their defaults."""
+        names = {field.name for field in fields(cls)}
+        return cls(**{name: value for name, value in values.items() if name in names and value is not None})
+
+
+def pattern_problem(pattern: str) -> str | None:
+    """Why ``pattern`` is not a usable regular expression, or None."""
+    try:
+        re.compile(pattern)
+    except re.error as error:
+        return f"not a regular expression: {error}"
+    return None

@@ -10,7 +10,9 @@
   and link class (``"card-leaf"``, ``"leaf-spine"`` ...);
 - routing costs: each arc costs 1, a scale-out arc costs one more than the
   number of arcs, so shortest paths use the fewest scale-out links first and
-  then the fewest links (traffic inside a super-node stays on scale-up);
+  then the fewest links (traffic inside a super-node stays on scale-up); an
+  arc between a card and a NIC costs one more, so two GPUs sharing a NIC on a
+  PCIe switch talk over their NVLink;
 - distances from every node to every *destination group* (cards with the
   same attachments), from which equal-cost next hops follow.
 
@@ -202,7 +204,11 @@ def _with_routing(**fields) -> CompiledFabric:
     tables, the destination groups and the distances to them."""
     tail, head, is_card = fields["arc_tail"], fields["arc_head"], fields["is_card"]
     node_count = len(is_card)
-    arc_cost = 1.0 + fields["arc_scale_out"] * (len(tail) + 1.0)
+    is_switch = fields["is_switch"]
+    # The hop between a card and a NIC costs one more, on every path alike: a NIC that two GPUs
+    # share on a PCIe switch (cloud hint files) must not look as short as the NVLink beside it.
+    card_nic = (is_card[tail] & ~is_card[head] & ~is_switch[head]) | (is_card[head] & ~is_card[tail] & ~is_switch[tail])
+    arc_cost = 1.0 + card_nic + fields["arc_scale_out"] * (len(tail) + 1.0)
     keys = tail * node_count + head
     order = np.argsort(keys, kind="stable")
     card_group, attachments = _destination_groups(fields["card_nodes"], tail, head, arc_cost, is_card)

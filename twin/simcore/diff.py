@@ -13,6 +13,9 @@ links by their ``(node, port)`` ends, and reports every difference as a
 - ``AMBIGUOUS``: names (or ports) that cannot be matched without guessing;
 - ``CHANGED``: kind, tier, radix or host of a matched node differ.
 
+What the twin inferred at upload (``attrs["inferred"]``: cards standing for HCAs, a
+completed scale-up) is left out on both sides: nobody cabled it.
+
 Node matching: by id first; the nodes left over on both sides are matched by
 normalised name (``normalise_name``), so a plan written with device names
 matches a discovery keyed by GUID. A name shared by several left-over nodes on
@@ -31,7 +34,7 @@ import io
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -278,7 +281,20 @@ def diff_fabrics(
             raise FabricError(
                 f"cannot compare: the {role} fabric {spec.name!r} is inconsistent", error.problems
             ) from error
-    return _Diff(expected, found, thresholds).run()
+    return _Diff(_cabled_only(expected), _cabled_only(found), thresholds).run()
+
+
+def _cabled_only(spec: FabricSpec) -> FabricSpec:
+    """``spec`` without what the twin inferred at upload (cards standing for HCAs, a scale-up a
+    hint file left out: ``attrs["inferred"]``): nobody cabled those, so no plan lists them."""
+    if not any("inferred" in node.attrs for node in spec.nodes):
+        return spec
+    inferred = {node.id for node in spec.nodes if "inferred" in node.attrs}
+    return replace(
+        spec,
+        nodes=tuple(node for node in spec.nodes if node.id not in inferred),
+        links=tuple(link for link in spec.links if "inferred" not in link.attrs and link.a not in inferred and link.b not in inferred),
+    )
 
 
 def punch_list_csv(report: DiffReport) -> str:

@@ -6,6 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from twin.common.errors import ApplicationError
 from twin.ingest import ParseOptions
+from twin.ingest.options import SCALE_UP_RULES, pattern_problem
 from twin.fabrics.models import SnapshotRole
 from twin.fabrics.services import SourceFile, UploadRejected, snapshot_import
 
@@ -20,9 +21,15 @@ class Command(BaseCommand):
         parser.add_argument("--plan", action="store_true", help="The files are a cabling plan, not a discovery")
         parser.add_argument("--default-bandwidth-gbps", type=float, help="For formats that carry no bandwidth")
         parser.add_argument("--default-latency-ns", type=float, help="For formats that carry no latency")
+        parser.add_argument("--non-compute-hca-pattern", help="HCAs whose host or description matches this regular expression stand for no card (default: storage and management names; '' for none)")
+        parser.add_argument("--compute-hcas-per-host", type=int, help="Only the first N HCAs of each host stand for cards")
+        parser.add_argument("--scale-up", choices=SCALE_UP_RULES, help="auto (default): add the NVSwitch a hint file leaves out; none: leave it out")
+        parser.add_argument("--nvlink-gbps", type=float, help="NVLink per GPU for the completed scale-up (default: by GPU generation)")
         parser.add_argument("--json", action="store_true", dest="as_json", help="Print one JSON object")
 
-    def handle(self, *args, paths, fabric, fmt, plan, default_bandwidth_gbps, default_latency_ns, as_json, **options):
+    def handle(self, *args, paths, fabric, fmt, plan, as_json, **options):
+        if options["non_compute_hca_pattern"] is not None and (problem := pattern_problem(options["non_compute_hca_pattern"])):
+            raise CommandError(f"--non-compute-hca-pattern: {problem}")
         files = []
         for path in map(Path, paths):
             if not path.is_file():
@@ -33,7 +40,7 @@ class Command(BaseCommand):
                 fabric_name=fabric,
                 files=files,
                 fmt=fmt,
-                options=ParseOptions(default_bandwidth_gbps=default_bandwidth_gbps, default_latency_ns=default_latency_ns),
+                options=ParseOptions.from_values(options),
                 role=SnapshotRole.PLAN if plan else SnapshotRole.DISCOVERED,
             )
         except UploadRejected as rejected:
@@ -59,6 +66,7 @@ class Command(BaseCommand):
                 "links_by_state": summary["links_by_state"],
                 "links_by_speed": summary["links_by_speed"],
                 "warnings": summary["warnings"],
+                "completion": summary.get("completion"),
             }, indent=2))
             return
         kinds = ", ".join(f"{count} {kind}" for kind, count in summary["nodes_by_kind"].items())
