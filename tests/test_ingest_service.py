@@ -3,6 +3,7 @@ concurrent uploads, plans, exports, and the news pushed to viewers."""
 import io
 import json
 import threading
+from pathlib import Path
 
 import pytest
 from asgiref.sync import async_to_sync
@@ -182,3 +183,56 @@ def test_upload_page_answers_json_for_scripts(operator_client):
     assert response.status_code == 201
     body = response.json()
     assert body["format"] == "twin-fabric" and body["url"].startswith("/fabrics/") and body["summary"]["nodes_by_kind"]["card"] == 32
+
+
+SAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "samples"
+
+
+def sample_bytes(name: str) -> bytes:
+    path = SAMPLES / name
+    if not path.exists():
+        pytest.skip(f"{path} is not on this machine")
+    return path.read_bytes()
+
+
+def test_a_real_dump_uploads_with_a_card_per_hca_and_the_page_says_so(operator_client):
+    response = upload(operator_client, ("X5.topofile", sample_bytes("real/X5.topofile")), fabric="x5")
+    assert response.status_code == 201
+    snapshot = Snapshot.objects.get()
+    assert snapshot.card_count == 89 and snapshot.summary["completion"]["cards"]["sources"] == {"hca": 89}
+    page = operator_client.get(f"/fabrics/{snapshot.fabric_id}/").content.decode()
+    assert 'id="card-sources"' in page and "89 from HCAs (one card per compute HCA)" in page
+    assert 'id="runs-unavailable"' not in page and 'id="card-rule"' in page
+
+
+def test_the_hca_rule_and_scale_up_are_chosen_at_upload(operator_client):
+    from twin.ingest.writers.superpod import superpod_files
+
+    files = superpod_files(units=1, missing={32}, storage_hosts=1)
+    dump = ("superpod.ibnetdiscover", files["superpod.ibnetdiscover"].encode())
+    assert upload(operator_client, dump, fabric="pod").status_code == 201
+    assert upload(operator_client, dump, fabric="pod", non_compute_hca_pattern="").status_code == 201
+    assert upload(operator_client, dump, fabric="pod", compute_hcas_per_host="4").status_code == 201
+    counts = list(Snapshot.objects.order_by("version").values_list("card_count", flat=True))
+    assert counts == [31 * 8, 31 * 8 + 3, 31 * 4]  # stor01 (2 HCAs) and ufm01 (1) join in; then 4 a host
+    bad = upload(operator_client, dump, fabric="pod", non_compute_hca_pattern="(unclosed")
+    assert bad.status_code == 400 and "not a regular expression" in str(bad.json()["non_compute_hca_pattern"])
+    hint = ("ndv4.xml", sample_bytes("real/azure-ndv4-topo.xml"))
+    assert upload(operator_client, hint, fabric="vm", nvlink_gbps="1200").status_code == 201
+    vm = Snapshot.objects.filter(fabric__name="vm").get()
+    assert list(vm.summary["completion"]["scale_up"]["generations"]) == ["A100 (NVLink 3), 1,200 Gb/s per GPU (set at upload)"]
+    page = operator_client.get(f"/fabrics/{vm.fabric_id}/").content.decode()
+    assert 'id="scale-up-completed"' in page
+
+
+def test_an_upload_nothing_can_use_is_refused_and_one_without_cards_disables_the_runs(operator_client):
+    lone = b'vendid=0x2c9\ndevid=0x1021\ncaguid=0x0c42a10300860100\nCa\t1 "H-0c42a10300860100"\t\t# "node01 mlx5_0"\n'
+    response = upload(operator_client, ("lone.ibnetdiscover", lone))
+    assert response.status_code == 400 and "no link between any two" in response.json()["detail"]
+    assert Snapshot.objects.count() == 0
+    response = upload(operator_client, ("topology.conf", sample_bytes("real/topograph-tree.conf")), fabric="slurm")
+    assert response.status_code == 201
+    snapshot = Snapshot.objects.get()
+    assert any(warning.startswith("no cards") for warning in snapshot.summary["warnings"])
+    page = operator_client.get(f"/fabrics/{snapshot.fabric_id}/").content.decode()
+    assert 'id="runs-unavailable"' in page and 'disabled title="This snapshot has no cards' in page
