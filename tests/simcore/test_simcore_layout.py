@@ -261,3 +261,20 @@ def test_sixteen_thousand_cards_fast_and_small(big):
     assert len(layout["links"]["a"]) == 49152
     # The coarse view is small: under 600 aggregated group links instead of 49,152 links.
     assert len(layout["group_links"]["a"]) < 600
+
+
+def test_sharp_engines_are_drawn_with_their_switch_not_as_unattached_endpoints():
+    from twin.ingest import parse_fabric
+    from twin.ingest.writers.superpod import superpod_files
+
+    dump = superpod_files(units=1, missing={32})["superpod.ibnetdiscover"]
+    layout = fabric_layout(parse_fabric(dump, source_name="pod", format="ibnetdiscover"))
+    nodes = layout["nodes"]
+    position = {name: (x, y, group) for name, x, y, group in zip(nodes["name"], nodes["x"], nodes["y"], nodes["group"])}
+    assert "unattached" not in {layout["codes"]["group_kind"][kind] for kind in layout["groups"]["kind"]}
+    engines = [i for i, kind in enumerate(nodes["kind"]) if layout["codes"]["kind"][kind] == "aggregation"]
+    assert len(engines) == 12  # 8 rail leaves and 4 spines, one SHARP engine each
+    for engine in engines:
+        switch = nodes["name"][engine].removesuffix("/aggregation")
+        x, y, group = position[switch]
+        assert (nodes["x"][engine] - x, nodes["y"][engine] - y, nodes["group"][engine]) == (3.0, 3.0, group)

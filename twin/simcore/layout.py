@@ -13,6 +13,8 @@ The rules, outermost first:
   link belong to the **outer** (scale-out) network, drawn above the domain
   boxes. More than ``_MAX_LOOSE_DOMAINS`` domains are packed into ``block``
   boxes of consecutive domains, so the coarsest view stays small.
+- A SHARP aggregation node is drawn with the switch it hangs off (just below it, in
+  its group): it is that switch's in-network reduction, not an endpoint.
 - Inside a network (one domain, or the outer network), switch tiers are rows:
   core on top, then spine, then leaf; endpoints (cards, NICs, hosts,
   aggregation nodes) sit at the bottom, each under the leaf it hangs from (the
@@ -85,6 +87,7 @@ _GAP = 20.0  # between boxes of a grid
 _WIDE = 2.5  # aspect ratio aimed at by domain and top-level grids (a 1280 x 520 map)
 _POD_WIDE = 12.0  # pods keep their leaf groups in one row up to about this ratio
 _MAX_LOOSE_DOMAINS = 64
+_ENGINE_OFFSET = 3.0  # a SHARP engine sits just below and right of its switch
 _TIER_ORDER = ("core", "spine", "leaf")
 
 _DIGITS = re.compile(r"(\d+)")
@@ -140,6 +143,16 @@ class _Fabric:
         ends = [(self.index.get(link.a, -1), self.index.get(link.b, -1)) for link in spec.links]
         self.link_ends = ends
         self.link_ok = [a >= 0 and b >= 0 and a != b for a, b in ends]
+        # SHARP engines are the reduction capability of the switch they hang off: drawn with it.
+        self.engine_switch: dict[int, int] = {}
+        for a, b in ends:
+            for engine, switch in ((a, b), (b, a)):
+                if (
+                    min(a, b) >= 0
+                    and spec.nodes[engine].kind == "aggregation"
+                    and spec.nodes[switch].kind == "switch"
+                ):
+                    self.engine_switch.setdefault(engine, switch)
 
     def ordered(self, nodes: Iterable[int]) -> list[int]:
         return sorted(nodes, key=self.keys.__getitem__)
@@ -203,7 +216,7 @@ def _network_boxes(
     endpoints_of: dict[int, list[int]] = {}
     unattached: list[int] = []
     for node in members:
-        if fabric.row[node] != "endpoint":
+        if fabric.row[node] != "endpoint" or node in fabric.engine_switch:
             continue
         leaf = leaf_of.get(node)
         if leaf is None:
@@ -458,12 +471,16 @@ def fabric_layout(spec: FabricSpec) -> dict[str, Any]:
     xs = [0.0] * fabric.count
     ys = [0.0] * fabric.count
     _place(root, 0.0, 0.0, xs, ys)
+    for engine, switch in fabric.engine_switch.items():
+        xs[engine], ys[engine] = xs[switch] + _ENGINE_OFFSET, ys[switch] + _ENGINE_OFFSET
 
     groups = _flatten(root)
     group_of = [-1] * fabric.count
     for box in groups:
         for node in _direct_nodes(box):
             group_of[node] = box.index
+    for engine, switch in fabric.engine_switch.items():
+        group_of[engine] = group_of[switch]
     parents = _parents(root)
     cards_below = [0] * len(groups)
     nodes_below = [0] * len(groups)
