@@ -224,6 +224,10 @@ class _Merger:
 
     def __init__(self, parts: Sequence[tuple[str, FabricSpec]]) -> None:
         self.parts = parts
+        # The first part of each name: a dict, as thousands of per-host files are merged at once.
+        self.order_of_source: dict[str, int] = {}
+        for order, (source, _) in enumerate(parts):
+            self.order_of_source.setdefault(source, order)
         self.conflicts: list[dict[str, Any]] = []
         self.records = [
             _Record(source, order, node)
@@ -368,7 +372,7 @@ class _Merger:
     # -- facts ---------------------------------------------------------------
 
     def _source_order(self, source: str) -> int:
-        return next(order for order, (name, _) in enumerate(self.parts) if name == source)
+        return self.order_of_source[source]
 
     def _agreed(self, subject: str, item_id: str, name: str, records: list[_Record], best: _Record) -> Any:
         """The best record's value of a field; other non-null values that differ are conflicts."""

@@ -1,0 +1,95 @@
+"""Benchmark: uploading a DGX H100 SuperPOD as its operators would, dump plus per-host XMLs.
+
+Run from the repository root (the target database is created and dropped; without
+DATABASE_URL a temporary SQLite file):
+    .venv/bin/python bench/bench_ingest_superpod.py            # 64 units: 16,384 GPUs, 2,048 XMLs
+    .venv/bin/python bench/bench_ingest_superpod.py --units 8  # a quicker look
+Prints figures; asserts only that the result has the cards it must have.
+
+The files come from twin.ingest.writers.superpod: one ibnetdiscover dump (HCAs named
+"<host> HCA-N", SHARP engines, storage and UFM HCAs on the ports of 2 hosts out for service,
+one host with default descriptions) and one NCCL topology XML per host in the dump. Timed:
+the whole upload path of snapshot_import (decode, parse every file, merge, complete, store in
+one transaction), with its parts timed separately in the pure core. Target (issue 12): ingest
+and merge < 30 s and < 2 GB at 16,384 GPUs.
+"""
+import argparse
+import contextlib
+import os
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.stack import scratch_database  # noqa: E402
+
+
+def timed(label: str, function):
+    started = time.perf_counter()
+    result = function()
+    elapsed = time.perf_counter() - started
+    print(f"{label:<58} {elapsed:8.2f} s")
+    return result, elapsed
+
+
+def main() -> None:
+    options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    options.add_argument("--units", type=int, default=64, help="scalable units of 32 DGX (default 64: 16,384 GPUs)")
+    units = options.parse_args().units
+
+    scratch = contextlib.ExitStack()
+    os.environ["DATABASE_URL"] = scratch.enter_context(scratch_database(Path(tempfile.mkdtemp()), "twin_bench"))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "twin.settings")
+    os.environ.setdefault("TWIN_DATA_DIR", tempfile.mkdtemp())
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection
+
+    from twin.fabrics.services import SourceFile, snapshot_import
+    from twin.ingest import detect_format, parse_fabric
+    from twin.ingest.completion import complete_fabric
+    from twin.ingest.merge import merge_fabrics
+    from twin.ingest.writers.superpod import superpod_files
+
+    try:
+        call_command("migrate", verbosity=0)
+        servers = units * 32
+        files, _ = timed(f"write the files ({servers:,} DGX, {servers * 8:,} GPUs)", lambda: superpod_files(
+            units=units, missing={servers // 2, servers}, nameless={3}, storage_hosts=2,
+        ))
+        size = sum(len(text) for text in files.values())
+        print(f"database: {connection.vendor}; {len(files):,} files, {size / 1e6:,.1f} MB\n")
+
+        parts, parse_s = timed("parse every file", lambda: [
+            (name, parse_fabric(text, source_name=name, format=detect_format(text))) for name, text in files.items()
+        ])
+        merged, merge_s = timed("merge the dump with the per-host XMLs", lambda: merge_fabrics(parts, name="superpod"))
+        formats = {name: detect_format(text) for name, text in files.items()}
+        done, complete_s = timed("complete (cards, scale-up, SHARP, warnings)", lambda: complete_fabric(merged, formats=formats))
+        print(f"{'parse + merge + complete (pure core)':<58} {parse_s + merge_s + complete_s:8.2f} s\n")
+
+        uploads = [SourceFile(name=name, data=text.encode()) for name, text in files.items()]
+        snapshot, upload_s = timed("snapshot_import: the whole upload, stored (target < 30 s)", lambda: snapshot_import(
+            fabric_name="superpod", files=uploads,
+        ))
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(f"peak memory (ru_maxrss, target < 2,048 MiB): {peak:,.0f} MiB")
+        cards = snapshot.summary["completion"]["cards"]
+        print(f"\nstored: {snapshot.card_count:,} cards ({cards['sources']}), {snapshot.switch_count:,} switches, "
+              f"{snapshot.link_count:,} links; {cards['non_compute_hcas']} non-compute HCAs left out; "
+              f"{snapshot.summary['completion']['in_switch_reduction']['switches']:,} switches reduce in-network; "
+              f"warnings: {snapshot.summary['warnings'] or 'none'}")
+        assert snapshot.card_count == (servers - 2) * 8 == len(done.spec.cards())
+    finally:
+        connection.close()
+        scratch.close()
+
+
+if __name__ == "__main__":
+    main()
