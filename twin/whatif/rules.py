@@ -216,7 +216,7 @@ def design_rules(spec: FabricSpec) -> DesignRules:
     take("cable_latency_ns", "cable_latency_ns", lambda: graph.cable_latency(graph.main))
     take("switch_latency_ns", "switch_latency_ns", lambda: graph.switch_latency(graph.main))
     take("nvlink_gbps", "nvlink_gbps", graph.nvlink_gbps)
-    take("servers_per_unit", "servers_per_unit", lambda: None)
+    take("servers_per_unit", "servers_per_unit", graph.hosts_on_rails)
     take("supernodes", "supernodes", graph.supernodes)
     other = graph.other
     take("scale_out_gbps", "scale_out_gbps", lambda: other and graph.card_link_gbps(other))
@@ -392,14 +392,31 @@ class _Graph:
             node = self.nodes.get(node_id)
             return node is not None and node.kind == "switch" and node.attrs.get("role") != "nvswitch"
 
+        # A card of an uploaded fabric reaches its switch through its HCA: the HCA's cable is
+        # the card's fabric link (card -> NIC -> leaf counts as card -> leaf).
+        card_of_nic: dict[str, str] = {}
+        for link in spec.links:
+            for card, peer in ((link.a, link.b), (link.b, link.a)):
+                if card in self.card_ids and self.nodes[peer].kind == "nic":
+                    card_of_nic.setdefault(peer, card)
+        self.engine_ports: Counter[str] = Counter()
+        for link in spec.links:
+            for engine, switch in ((link.a, link.b), (link.b, link.a)):
+                if self.nodes[engine].kind == "aggregation" and self.nodes[switch].kind == "switch":
+                    self.engine_ports[switch] += 1
         self.card_links: dict[str, list[tuple[LinkSpec, str]]] = {"scale-up": [], "scale-out": []}
         self.switch_links: dict[str, list[LinkSpec]] = {"scale-up": [], "scale-out": []}
+        # domain -> card -> the fabric switches it is cabled to
+        self.card_switches: dict[str, dict[str, set[str]]] = {"scale-up": {}, "scale-out": {}}
         for link in spec.links:
             if link.domain not in self.card_links:
                 continue
-            a_card, b_card = link.a in self.card_ids, link.b in self.card_ids
+            a_card = link.a in self.card_ids or link.a in card_of_nic
+            b_card = link.b in self.card_ids or link.b in card_of_nic
             if a_card != b_card and is_fabric_switch(link.b if a_card else link.a):
-                self.card_links[link.domain].append((link, link.b if a_card else link.a))
+                card, switch = (link.a, link.b) if a_card else (link.b, link.a)
+                self.card_links[link.domain].append((link, switch))
+                self.card_switches[link.domain].setdefault(card_of_nic.get(card, card), set()).add(switch)
             elif is_fabric_switch(link.a) and is_fabric_switch(link.b):
                 self.switch_links[link.domain].append(link)
         self.main = "scale-up" if self.card_links["scale-up"] else "scale-out"
@@ -417,9 +434,12 @@ class _Graph:
 
     def radix(self, domain: str) -> tuple[int, str] | None:
         switches = self.switches(domain)
-        declared = _most_common(switch.radix for switch in switches if switch.radix)
+        # A Quantum switch counts its SHARP engine as port 65: that port carries no cable.
+        declared = _most_common(switch.radix - self.engine_ports[switch.id] for switch in switches if switch.radix)
         if declared:
-            return declared[0], f"graph: most common {domain} switch radix"
+            return declared[0], f"graph: most common {domain} switch radix" + (
+                " (without the SHARP engine's port)" if any(self.engine_ports.values()) else ""
+            )
         used = Counter()
         for link, switch in self.card_links[domain]:
             used[switch] += 1
@@ -475,6 +495,22 @@ class _Graph:
         )
         return None if common is None else (common[0], "graph: most common NVLink bandwidth")
 
+    def hosts_on_rails(self) -> tuple[int, str] | None:
+        """Servers per unit of a rail design: the cards on the fullest leaf (one a server), when
+        a host's cards reach several leaves (one per rail); else None."""
+        leaves_of_host: dict[str, set[str]] = {}
+        cards_of_leaf: Counter[str] = Counter()
+        for card in self.cards:
+            for switch in self.card_switches[self.main].get(card.id, ()):
+                cards_of_leaf[switch] += 1
+                if card.host:
+                    leaves_of_host.setdefault(card.host, set()).add(switch)
+        spread = _most_common(len(leaves) for leaves in leaves_of_host.values())
+        if spread is None or spread[0] < 2:
+            return None
+        fullest = max(cards_of_leaf.values())
+        return fullest, f"graph: a host's cards reach {spread[0]} leaves (rails); the fullest leaf has {fullest} servers"
+
     def supernodes(self) -> tuple[int, str]:
         labels = {card.attrs.get("supernode") for card in self.cards} - {None}
         return max(1, len(labels)), f"graph: {max(1, len(labels))} distinct card attrs[\"supernode\"]"
@@ -489,4 +525,6 @@ def _design(spec: FabricSpec, graph: _Graph) -> tuple[str, str]:
         return "rail", "graph: cards have an in-server NVSwitch"
     if graph.supernodes()[0] > 1:
         return "supernodes", "graph: cards belong to several super-nodes"
+    if (rails := graph.hosts_on_rails()) is not None:
+        return "rail", rails[1]
     return "fat-tree", "graph: one switch network, no NVSwitch, one super-node"
