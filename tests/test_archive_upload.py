@@ -132,6 +132,7 @@ def test_archive_limits_are_refused_through_the_api_and_nothing_is_stored(operat
 
 
 def test_the_upload_page_takes_an_archive(operator_client):
+    assert ".tar, .tar.gz or .zip archive" in operator_client.get("/upload/").content.decode()
     response = operator_client.post(
         "/upload/",
         {"file": [SimpleUploadedFile("ib.txt", IB_DUMP), SimpleUploadedFile("hosts.zip", zip_bytes(host_members()))], "fabric": "page-pod", "format": "", "role": "discovered"},
