@@ -18,7 +18,7 @@ pytestmark = pytest.mark.django_db
 
 DATA = Path(__file__).parent / "data"
 IB_DUMP = (DATA / "ib" / "ibnetdiscover_2leaf_1spine_8hca.txt").read_bytes()
-HOSTS = {f"node{n:02d}": (DATA / "nccl_xml" / "hosts" / f"node{n:02d}.xml").read_bytes() for n in range(1, 5)}
+HOSTS = {f"node{n:02d}": (DATA / "archive" / f"node{n:02d}.xml").read_bytes() for n in range(1, 5)}
 # The naming forms ops use: the host in the file name, with a suffix, with a tool name, or as the directory.
 MEMBER_PATHS = {
     "node01": "node01.xml",
