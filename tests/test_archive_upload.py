@@ -160,3 +160,12 @@ def test_cli_ingests_a_dump_and_an_archive_as_one_snapshot(tmp_path, capsys):
         call_command("ingest", str(tmp_path / "ib.txt"), str(tmp_path / "bomb.tgz"), "--fabric", "cli-pod")
     assert "bomb.tgz (node02.xml): the archive unpacks to more than 200 times" in capsys.readouterr().err
     assert Snapshot.objects.count() == 1
+
+
+def test_a_member_that_is_no_topology_is_named_not_dropped(operator_client):
+    members = host_members() | {"README.md": b"# node dumps, collected 2025-06-02\n"}
+    response = upload(operator_client, ("ib.txt", IB_DUMP), ("hosts.tgz", tar_bytes(members)))
+    assert response.status_code == 400
+    [refused] = response.json()["files"]
+    assert refused["detail"].startswith("hosts.tgz/README.md: cannot tell the format of this file")
+    assert_nothing_stored()
