@@ -3,6 +3,7 @@ and `manage.py ingest` it becomes one snapshot; an archive over a limit is refus
 reason and nothing is stored. (twin.ingest.archive itself: tests/ingest/test_ingest_archive.py.)"""
 import io
 import json
+from collections import Counter
 import tarfile
 import zipfile
 from pathlib import Path
@@ -55,6 +56,13 @@ def upload(client, *files: tuple[str, bytes], **fields):
     return client.post("/api/snapshots/", {"file": [SimpleUploadedFile(name, data) for name, data in files], **fields})
 
 
+def cards_from_files(snapshot: Snapshot) -> Counter:
+    """Cards per host that a file named (not those standing for an HCA: twin.ingest.completion)."""
+    return Counter(
+        node.host for node in Node.objects.filter(snapshot=snapshot, kind="card") if node.attrs.get("inferred") != "card"
+    )
+
+
 def assert_nothing_stored() -> None:
     assert (Fabric.objects.count(), Snapshot.objects.count(), Node.objects.count(), Link.objects.count()) == (0, 0, 0, 0)
 
@@ -70,20 +78,30 @@ def test_dump_plus_archive_of_host_xmls_is_one_snapshot(operator_client, archive
     snapshot = Snapshot.objects.get()
     assert snapshot.fabric.name == "pod" and snapshot.source_format == "ibnetdiscover+nccl-topo-xml"
     # 8 HCAs, 3 switches and 3 SHARP nodes from the dump; 8 GPUs, 8 NICs and an NVSwitch per host from
-    # the XMLs, each host's mlx5_0 being the dump's HCA of the same GUID.
-    assert snapshot.card_count == 32 and snapshot.summary["nodes_by_kind"]["nic"] == 8 + 4 * 8 - 4
-    cards = Node.objects.filter(snapshot=snapshot, kind="card")
-    assert sorted(set(cards.values_list("host", flat=True))) == ["node01", "node02", "node03", "node04"]
+    # the XMLs, each host's mlx5_0 being the dump's HCA of the same GUID. The HCAs of node05-08, which
+    # no XML describes, stand for one card each.
+    assert cards_from_files(snapshot) == {"node01": 8, "node02": 8, "node03": 8, "node04": 8}
+    assert snapshot.card_count == 32 + 4 and snapshot.summary["nodes_by_kind"]["nic"] == 8 + 4 * 8 - 4
     for host, path in MEMBER_PATHS.items():
         hca = Node.objects.get(snapshot=snapshot, key=f"ib:0c42a1030086{host[-2:]}00")
         assert hca.host == host and hca.attrs["merged_from"] == ["ib.txt", f"{archive_name}/{path}"]
     assert not any(path in snapshot.source_name for path in CLUTTER)  # skipped, not parsed
+    # Every member named its host, and each host is one the dump has.
+    assert [warning for warning in snapshot.summary["warnings"] if "host" in warning] == []
+
+
+def test_a_member_that_names_no_host_is_warned_about_by_its_name(operator_client):
+    response = upload(operator_client, ("ib.txt", IB_DUMP), ("hosts.tgz", tar_bytes({"node01.xml": HOSTS["node01"], "topo.xml": HOSTS["node02"]})))
+    assert response.status_code == 201, response.json()
+    warnings = response.json()["summary"]["warnings"]
+    assert any(warning.startswith("hosts.tgz/topo.xml: the file name 'hosts.tgz/topo.xml' names no host") for warning in warnings)
+    assert any("directory named after the host (node01/topo.xml)" in warning for warning in warnings)
 
 
 def test_an_archive_named_otherwise_is_still_unpacked(operator_client):
     response = upload(operator_client, ("ib.txt", IB_DUMP), ("hosts-upload", tar_bytes({"node01.xml": HOSTS["node01"]})))
     assert response.status_code == 201, response.json()
-    assert Snapshot.objects.get().card_count == 8
+    assert cards_from_files(Snapshot.objects.get()) == {"node01": 8}
 
 
 def test_a_bad_member_is_named_inside_its_archive(operator_client):
@@ -139,7 +157,8 @@ def test_the_upload_page_takes_an_archive(operator_client):
         HTTP_ACCEPT="application/json",
     )
     assert response.status_code == 201, response.json()
-    assert response.json()["summary"]["nodes_by_kind"]["card"] == 32
+    assert response.json()["summary"]["nodes_by_kind"]["card"] == 32 + 4
+    assert cards_from_files(Snapshot.objects.get()) == {"node01": 8, "node02": 8, "node03": 8, "node04": 8}
     response = operator_client.post(
         "/upload/",
         {"file": [SimpleUploadedFile("hosts.tgz", tar_bytes({"../x.xml": HOSTS["node01"]}))], "fabric": "", "format": "", "role": "discovered"},
@@ -154,7 +173,7 @@ def test_cli_ingests_a_dump_and_an_archive_as_one_snapshot(tmp_path, capsys):
     (tmp_path / "hosts.tgz").write_bytes(tar_bytes(host_members()))
     call_command("ingest", str(tmp_path / "ib.txt"), str(tmp_path / "hosts.tgz"), "--fabric", "cli-pod", "--json")
     printed = json.loads(capsys.readouterr().out)
-    assert printed["snapshot"] == 1 and printed["format"] == "ibnetdiscover+nccl-topo-xml" and printed["nodes"]["card"] == 32
+    assert printed["snapshot"] == 1 and printed["format"] == "ibnetdiscover+nccl-topo-xml" and printed["nodes"]["card"] == 32 + 4
     (tmp_path / "bomb.tgz").write_bytes(bomb())
     with pytest.raises(CommandError, match="nothing was stored"):
         call_command("ingest", str(tmp_path / "ib.txt"), str(tmp_path / "bomb.tgz"), "--fabric", "cli-pod")
