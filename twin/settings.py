@@ -145,6 +145,12 @@ STORAGES = {
 
 # Largest topology file accepted, checked before it is read (a 16k-card dump is a few tens of MB).
 TWIN_MAX_UPLOAD_BYTES = int(os.environ.get("TWIN_MAX_UPLOAD_BYTES", 200 * 1024 * 1024))
+# Archives of per-node files (.tar, .tar.gz, .zip; docs/formats/archives.md): at most this many
+# entries, unpacking to at most this many bytes in all (each member at most TWIN_MAX_UPLOAD_BYTES),
+# each member and the whole at most this many times its compressed size.
+TWIN_ARCHIVE_MAX_MEMBERS = int(os.environ.get("TWIN_ARCHIVE_MAX_MEMBERS", 20_000))
+TWIN_ARCHIVE_MAX_UNPACKED_BYTES = int(os.environ.get("TWIN_ARCHIVE_MAX_UNPACKED_BYTES", 2 * TWIN_MAX_UPLOAD_BYTES))
+TWIN_ARCHIVE_MAX_RATIO = float(os.environ.get("TWIN_ARCHIVE_MAX_RATIO", 200))
 
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
 

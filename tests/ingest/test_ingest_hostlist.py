@@ -108,6 +108,21 @@ def test_short_names_and_ids():
         ("azure-ndv4-topo.xml", None),
         ("topo.xml", None),
         ("", None),
+        # Tool names next to the host, as ops name captures.
+        ("node01-nvsmi.txt", "node01"),
+        ("nvidia-smi-node02.txt", "node02"),
+        ("gpu-r03-n07-nccl.xml", "gpu-r03-n07"),
+        # Archive members (twin.ingest.archive names them <archive>/<member path>).
+        ("archive.tgz/node01.xml", "node01"),
+        ("archive.tgz/node01.topo.xml", "node01"),
+        ("archive.tgz/node01-nvsmi.txt", "node01"),
+        ("archive.tgz/topo/node01/nccl_topo.xml", "node01"),
+        ("hosts.zip/Node03.cluster.local/nccl_topo_dump_8xH100.xml", "node03"),
+        ("hosts.tar.gz/node05/gpu/topo.xml", "node05"),  # innermost directory that names a host
+        ("hosts.tar/node05/node06/topo.xml", "node06"),
+        ("rack01.tgz/topo.xml", None),  # the archive is not a host
+        ("node09/hosts.tar/topo.xml", None),  # nor what is around it
+        ("/home/user2/topo.xml", None),  # outside an archive only the file's own name counts
     ],
 )
 def test_host_from_source_name(source_name, host):

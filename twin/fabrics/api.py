@@ -74,7 +74,8 @@ class FabricDetailApi(generics.RetrieveAPIView):
 class SnapshotUploadSerializer(serializers.Serializer):
     file = serializers.ListField(
         child=serializers.FileField(allow_empty_file=True), allow_empty=False,
-        help_text="One or more topology files describing one fabric (repeat the field); several files are merged",
+        help_text="One or more topology files describing one fabric (repeat the field); several files are merged. "
+        ".tar, .tar.gz and .zip archives of per-node files are unpacked, each member read as a file named <archive>/<member path> (docs/formats/archives.md)",
     )
     fabric = serializers.CharField(max_length=200, required=False, allow_blank=True, help_text="Fabric name; defaults to the name in the file")
     format = serializers.CharField(required=False, allow_blank=True, help_text="Parser name for every file; detected from each file's content when empty")

@@ -9,6 +9,7 @@ from django.db import IntegrityError, connection, transaction
 
 from twin.common.errors import ApplicationError
 from twin.ingest import IngestError, ParseOptions, detect_format, parse_fabric
+from twin.ingest.archive import ArchiveLimits, archive_kind, expand_archive
 from twin.ingest.completion import Completion, complete_fabric
 from twin.ingest.merge import merge_fabrics
 from twin.ingest.summary import fabric_summary
@@ -19,7 +20,7 @@ from .models import Fabric, Link, Node, Snapshot, SnapshotLayout, SnapshotRole
 from .realtime import fabric_broadcast_snapshot
 from .selectors import snapshot_spec_get
 
-__all__ = ("SourceFile", "UploadRejected", "source_files_from_uploads", "snapshot_create", "snapshot_import", "snapshot_layout_get_or_create")
+__all__ = ("SourceFile", "UploadRejected", "source_files_expanded", "source_files_from_uploads", "snapshot_create", "snapshot_import", "snapshot_layout_get_or_create")
 
 BULK_BATCH = 5000
 NODE_COLUMNS = ("snapshot_id", "key", "kind", "name", "tier", "radix", "host", "attrs")
@@ -124,7 +125,45 @@ def source_files_from_uploads(uploads) -> list[SourceFile]:
             f"Larger than the {limit:,}-byte limit (TWIN_MAX_UPLOAD_BYTES): {', '.join(too_large)}.",
             extra={"limit_bytes": limit},
         )
-    return [SourceFile(name=upload.name, data=upload.read()) for upload in uploads]
+    return source_files_expanded([SourceFile(name=upload.name, data=upload.read()) for upload in uploads])
+
+
+def archive_limits() -> ArchiveLimits:
+    """What one uploaded archive may hold, from the settings (TWIN_ARCHIVE_*)."""
+    return ArchiveLimits(
+        max_members=settings.TWIN_ARCHIVE_MAX_MEMBERS,
+        max_member_bytes=settings.TWIN_MAX_UPLOAD_BYTES,
+        max_total_bytes=settings.TWIN_ARCHIVE_MAX_UNPACKED_BYTES,
+        max_ratio=settings.TWIN_ARCHIVE_MAX_RATIO,
+    )
+
+
+def source_files_expanded(files: Sequence[SourceFile]) -> list[SourceFile]:
+    """`files` with each archive (.tar, .tar.gz, .zip, told by its bytes) replaced by its member
+    files, named `<archive>/<member path>`, in place; other files are kept as they are.
+
+    An archive over a limit or holding something that is not a plain file inside it is refused:
+    UploadRejected lists every refused archive, and nothing is stored.
+    """
+    limits = archive_limits()
+    expanded: list[SourceFile] = []
+    failures: list[IngestError] = []
+    for source in files:
+        if archive_kind(source.data) is None:
+            expanded.append(source)
+            continue
+        try:
+            archive = expand_archive(source.name, source.data, limits=limits)
+        except IngestError as error:
+            failures.append(error)
+            continue
+        expanded.extend(SourceFile(name=member.name, data=member.data) for member in archive.members)
+    if failures:
+        raise UploadRejected(
+            "; ".join(str(error) for error in failures),
+            extra={"files": [error.as_dict() for error in failures]},
+        )
+    return expanded
 
 
 def decode_text(source: SourceFile) -> str:

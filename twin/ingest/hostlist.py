@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import re
 from itertools import product
-from pathlib import PurePath
 
 __all__ = [
     "DEFAULT_HOST",
@@ -151,21 +150,64 @@ def host_node_id(name: str) -> str:
 
 
 def host_from_source_name(source_name: str) -> str | None:
-    """The host an upload describes, when its file name says so, else ``None``.
+    """The host an upload describes, when its name says so, else ``None``.
 
     Single-host captures (NCCL XML, ``nvidia-smi topo -m``, ``lldpctl``) rarely
     name their host; the file usually does. The file name is cut at the first
-    dot and at underscores (which host names cannot hold), and the last piece
-    that looks like a numbered host name (starts with a letter, ends with a
-    digit) is taken:
+    dot and at underscores (which host names cannot hold), the names of the
+    capturing tools (``nvsmi``, ``nvidia-smi``, ``nccl``, ``lldpctl``) are
+    dropped from either end of a hyphenated piece, and the last piece that
+    looks like a numbered host name (starts with a letter, ends with a digit)
+    is taken:
 
     >>> [host_from_source_name(name) for name in ("node01.xml", "lldpctl_json_node01.json",
-    ...     "/tmp/gpu-r03-n07.cluster.topo.txt", "nccl_topo_dump_8xH100.xml", "topo.xml")]
-    ['node01', 'node01', 'gpu-r03-n07', None, None]
+    ...     "/tmp/gpu-r03-n07.cluster.topo.txt", "node01-nvsmi.txt", "nccl_topo_dump_8xH100.xml", "topo.xml")]
+    ['node01', 'node01', 'gpu-r03-n07', 'node01', None, None]
+
+    A member of an uploaded archive is named ``<archive>/<member path>``
+    (``twin.ingest.archive``). When its file name names no host, the
+    directories inside the archive are tried, innermost first, so that
+    per-host directories work as ops collect them:
+
+    >>> host_from_source_name("nodes.tgz/topo/node01/nccl_topo.xml")
+    'node01'
+
+    The archive itself (a ``.tar``, ``.tar.gz``, ``.tgz`` or ``.zip``
+    component) and the directories around it are never taken for a host.
     """
-    stem = PurePath(source_name.replace("\\", "/")).name.split(".", 1)[0]
-    candidates = [piece for piece in stem.split("_") if _NUMBERED_HOST.fullmatch(piece)]
-    return short_host_name(candidates[-1]) if candidates else None
+    parts = [part for part in source_name.replace("\\", "/").split("/") if part]
+    if not parts:
+        return None
+    host = _host_in_name(parts[-1])
+    if host is not None:
+        return host
+    archives = [index for index, part in enumerate(parts[:-1]) if _ARCHIVE_NAME.search(part)]
+    if not archives:
+        return None  # a plain file: only its own name counts (not /home/user2/ or uploads/)
+    directories = parts[archives[-1] + 1 : -1]
+    return next((host for part in reversed(directories) if (host := _host_in_name(part)) is not None), None)
+
+
+# A path component that is an uploaded archive (twin.ingest.archive names members after it).
+_ARCHIVE_NAME = re.compile(r"\.(?:tar|tar\.gz|tgz|zip)$", re.IGNORECASE)
+# Tool names that ops put next to the host in a capture's name: node01-nvsmi.txt, nccl-node01.xml.
+# Not "topo": azure-ndv4-topo.xml names a VM size, not a host, and node01_topo.xml already works.
+_TOOL_WORDS = frozenset({"nvsmi", "nvidia", "smi", "nccl", "lldp", "lldpctl"})
+
+
+def _host_in_name(name: str) -> str | None:
+    """The host named by one file or directory name (see ``host_from_source_name``), else ``None``."""
+    stem = name.split(".", 1)[0]
+    for piece in reversed(stem.split("_")):
+        words = piece.split("-")
+        while words and words[0].lower() in _TOOL_WORDS:
+            words.pop(0)
+        while words and words[-1].lower() in _TOOL_WORDS:
+            words.pop()
+        candidate = "-".join(words)
+        if _NUMBERED_HOST.fullmatch(candidate):
+            return short_host_name(candidate)
+    return None
 
 
 def source_host(source_name: str) -> tuple[str, str | None]:
@@ -181,5 +223,6 @@ def source_host(source_name: str) -> tuple[str, str | None]:
         return host, None
     return DEFAULT_HOST, (
         f"the file name {source_name!r} names no host, so its nodes are named after {DEFAULT_HOST!r}; "
-        "name the file after the host (node01.xml, node01.topo.txt) to keep hosts apart"
+        "name the file after the host (node01.xml, node01.topo.txt) or, in an archive, put it in a directory "
+        "named after the host (node01/topo.xml) to keep hosts apart"
     )

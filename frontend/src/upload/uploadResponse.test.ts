@@ -93,6 +93,24 @@ describe("placeRejection", () => {
     expect(placement.unmatchedFiles.map((file) => file.source)).toEqual(["other.txt", null]);
   });
 
+  it("puts the problems of an archive's members under the archive", () => {
+    const members = parseUploadRejection({
+      detail: "x",
+      files: [
+        { source: "hosts.tgz/topo/node03/nccl_topo.xml", problems: [{ detail: "hosts.tgz/topo/node03/nccl_topo.xml line 4: x" }] },
+        { source: "hosts.tgz", path: "../x.xml", problems: [{ detail: "hosts.tgz (../x.xml): y" }] },
+        { source: "hosts.tgz.old/node01.xml", problems: [{ detail: "z" }] },
+        { source: "/node01.xml", problems: [{ detail: "w" }] },
+      ],
+    });
+    const placement = placeRejection(members!, new Set(["hosts.tgz", "ib.txt"]), new Set());
+    expect(placement.byFile.get("hosts.tgz")?.flatMap((file) => file.problems)).toEqual([
+      "hosts.tgz/topo/node03/nccl_topo.xml line 4: x",
+      "hosts.tgz (../x.xml): y",
+    ]);
+    expect(placement.unmatchedFiles.map((file) => file.source)).toEqual(["hosts.tgz.old/node01.xml", "/node01.xml"]);
+  });
+
   it("puts field errors next to fields the form has", () => {
     const placement = placeRejection(rejection!, new Set(), new Set(["file", "fabric"]));
     expect([...placement.byField]).toEqual([["file", ["Bad file."]]]);

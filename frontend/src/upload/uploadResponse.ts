@@ -131,7 +131,7 @@ export function parseUploadRejection(body: unknown): UploadRejection | null {
 }
 
 export interface RejectionPlacement {
-  /** Problems to show under the file list entry of that name. */
+  /** Problems to show under the file list entry of that name (an archive's include its members'). */
   readonly byFile: ReadonlyMap<string, readonly FileProblems[]>;
   /** Problems of no listed file (merge conflicts, unknown names): shown above the result. */
   readonly unmatchedFiles: readonly FileProblems[];
@@ -139,6 +139,19 @@ export interface RejectionPlacement {
   readonly byField: ReadonlyMap<string, readonly string[]>;
   /** Non-field errors and errors of fields the form does not have. */
   readonly unplaced: readonly string[];
+}
+
+/**
+ * The listed file a problem belongs to: the file itself, or the archive that a member named
+ * `<archive>/<member path>` came from (file names from a browser never hold a slash).
+ */
+function listedFileOf(source: string, fileNames: ReadonlySet<string>): string | null {
+  if (fileNames.has(source)) {
+    return source;
+  }
+  const slash = source.indexOf("/");
+  const archive = slash > 0 ? source.slice(0, slash) : null;
+  return archive !== null && fileNames.has(archive) ? archive : null;
 }
 
 /** Decides where each part of a rejection goes, given the listed file names and the form's field names. */
@@ -150,8 +163,9 @@ export function placeRejection(
   const byFile = new Map<string, FileProblems[]>();
   const unmatchedFiles: FileProblems[] = [];
   for (const file of rejection.files) {
-    if (file.source !== null && fileNames.has(file.source)) {
-      byFile.set(file.source, [...(byFile.get(file.source) ?? []), file]);
+    const listed = file.source === null ? null : listedFileOf(file.source, fileNames);
+    if (listed !== null) {
+      byFile.set(listed, [...(byFile.get(listed) ?? []), file]);
     } else {
       unmatchedFiles.push(file);
     }

@@ -1,4 +1,5 @@
-"""Ingest topology files from the command line (for automation): one snapshot from all PATHs."""
+"""Ingest topology files from the command line (for automation): one snapshot from all PATHs
+(archives of per-node files among them are unpacked, as uploads are)."""
 import json
 from pathlib import Path
 
@@ -8,14 +9,14 @@ from twin.common.errors import ApplicationError
 from twin.ingest import ParseOptions
 from twin.ingest.options import SCALE_UP_RULES, pattern_problem
 from twin.fabrics.models import SnapshotRole
-from twin.fabrics.services import SourceFile, UploadRejected, snapshot_import
+from twin.fabrics.services import SourceFile, UploadRejected, snapshot_import, source_files_expanded
 
 
 class Command(BaseCommand):
     help = "Read topology files (merged when several) into the next snapshot of a fabric."
 
     def add_arguments(self, parser):
-        parser.add_argument("paths", nargs="+", metavar="PATH")
+        parser.add_argument("paths", nargs="+", metavar="PATH", help="Topology files; .tar, .tar.gz and .zip archives of per-node files are unpacked")
         parser.add_argument("--fabric", required=True, help="Fabric name (created if new)")
         parser.add_argument("--format", dest="fmt", help="Parser for every file (default: detected per file)")
         parser.add_argument("--plan", action="store_true", help="The files are a cabling plan, not a discovery")
@@ -38,7 +39,7 @@ class Command(BaseCommand):
         try:
             snapshot = snapshot_import(
                 fabric_name=fabric,
-                files=files,
+                files=source_files_expanded(files),
                 fmt=fmt,
                 options=ParseOptions.from_values(options),
                 role=SnapshotRole.PLAN if plan else SnapshotRole.DISCOVERED,
