@@ -14,6 +14,7 @@ fabric's figures across a chunk), and ``rank_failures`` orders the results.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -87,9 +88,13 @@ def failure_candidates(spec: FabricSpec, kind: str) -> list[str]:
 def fail_elements(spec: FabricSpec, element_ids: Sequence[str]) -> tuple[FabricSpec, list[int]]:
     """The fabric with the elements' links down, and the positions of the links taken down.
 
-    Raises ``FailureError`` naming every element that is not a link index or a switch id.
+    An element is ``link:<index>``, a switch id or a switch's name (when no other switch has
+    it). Raises ``FailureError`` naming every element that is none of these.
     """
     switches = {node.id for node in spec.switches()}
+    # Uploaded fabrics key switches by GUID (ib:...): people name them as the map does.
+    names = Counter(node.name for node in spec.switches())
+    switch_by_name = {node.name: node.id for node in spec.switches() if names[node.name] == 1}
     nodes = {node.id: node.kind for node in spec.nodes}
     problems = []
     down_links: set[int] = set()
@@ -103,10 +108,14 @@ def fail_elements(spec: FabricSpec, element_ids: Sequence[str]) -> tuple[FabricS
                 problems.append(f"{element!r}: no such link; expected link:0 .. link:{len(spec.links) - 1}")
         elif element in switches:
             failed_switches.add(element)
+        elif element in switch_by_name:
+            failed_switches.add(switch_by_name[element])
+        elif names[element] > 1:
+            problems.append(f"{element!r} names {names[element]} switches; use the id of the one you mean")
         elif element in nodes:
-            problems.append(f"{element!r} is a {nodes[element]}; expected a switch id or link:<index>")
+            problems.append(f"{element!r} is a {nodes[element]}; expected a switch id or name, or link:<index>")
         else:
-            problems.append(f"{element!r} is not in {spec.name!r}; expected a switch id or link:<index>")
+            problems.append(f"{element!r} is not in {spec.name!r}; expected a switch id or name, or link:<index>")
     if problems:
         raise FailureError("cannot fail these elements", problems)
     if failed_switches:
