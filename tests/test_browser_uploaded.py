@@ -87,8 +87,8 @@ def test_an_uploaded_superpod_runs_every_kind_of_run_from_its_page(tmp_path, sta
             collective = page.inner_text("#collective-slot .run-widget")
             assert "GB/s" in collective
 
-            failure = finish(page, fabric_url, "#failure-form", {"elements": "leaf-01", "size": "64MB"})
-            assert "leaf-01" in failure or numbers(failure)
+            failure = finish(page, fabric_url, "#failure-form", {"elements": "leaf-1", "size": "64MB"})
+            assert numbers(failure)
 
             replay = finish(page, fabric_url, "#replay-form", {"model_params": "1e9", "tp": "8", "dp": str(CARDS // 8)})
             assert numbers(replay)

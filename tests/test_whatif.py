@@ -37,9 +37,9 @@ def test_whatif_on_a_worker_and_its_report(celery_worker, fat_tree_snapshot, ope
     wait_for(lambda: Run.objects.get(pk=run.pk).is_terminal, timeout_s=240)
     run.refresh_from_db()
     assert run.status == RunStatus.SUCCEEDED, run.error
-    assert run.cells.count() == 2 * 3  # 2 stages x (structure, allreduce, training)
+    assert run.cells.count() == 3 * 3  # 2 stages and the snapshot x (structure, allreduce, training)
     stages = run.result["stages"]
-    assert [stage["cards"] for stage in stages] == [64, 128]
+    assert [(stage["alternative"], stage["cards"]) for stage in stages] == [("one-supernode", 64), ("one-supernode", 128), ("as-uploaded", 64)]
     page = operator_client.get(f"/runs/{run.pk}/report/")
     assert page.status_code == 200 and b"<svg" in page.content
     pdf = operator_client.get(f"/runs/{run.pk}/report.pdf")
@@ -59,7 +59,8 @@ def test_whatif_on_a_worker_and_its_report(celery_worker, fat_tree_snapshot, ope
 def test_whatif_command_writes_the_report(fat_tree_snapshot, tmp_path, capsys):
     call_command("whatif", "--fabric", "ft", "--stages", "2", "--alternatives", "one-supernode", "--collectives", "allreduce", "--sizes", "65536,4194304", "--out", str(tmp_path), "--json")
     summary = json.loads(capsys.readouterr().out)
-    assert [stage["factor"] for stage in summary["stages"]] == [1, 2]
+    # The designs rebuilt from the rules, then the snapshot itself as cabled, at 1x.
+    assert [(stage["alternative"], stage["factor"]) for stage in summary["stages"]] == [("one-supernode", 1), ("one-supernode", 2), ("as-uploaded", 1)]
     assert {"cards", "switches", "tiers", "diameter_hops", "bisection_GBps", "power_kw", "busbw_GBps"} <= set(summary["stages"][0])
     assert "knee" in summary
     assert {p.name for p in tmp_path.iterdir()} == {"report.html", "report.pdf", "stages.csv", "report.json"}

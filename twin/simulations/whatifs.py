@@ -32,11 +32,23 @@ def rules_of(spec, params: dict):
     return rules.with_overrides(**params.get("overrides", {})) if params.get("overrides") else rules
 
 
-def whatif_cells(spec, params: dict) -> tuple[list[CellPlan], dict]:
-    """Check everything up front (WhatIfError lists every problem) and name the cells."""
+# The snapshot itself, simulated next to the designs rebuilt from its rules at 1x: how far the
+# rebuilt model is from the fabric as it is cabled (down links, odd ports, missing hosts).
+AS_UPLOADED = "as-uploaded"
+SNAPSHOT_GENERATOR = "snapshot"
+
+
+def whatif_cells(spec, params: dict, *, snapshot_id: int | None = None) -> tuple[list[CellPlan], dict]:
+    """Check everything up front (WhatIfError lists every problem) and name the cells. With
+    the snapshot's id and a first factor of 1, the snapshot itself is one more stage."""
     params = {**whatif_defaults(), **params}
     rules = rules_of(spec, params)
     stages = plan_stages(rules, params["factors"], params["alternatives"], k=params["k"])
+    if snapshot_id is not None and params["factors"][0] == 1:
+        stages.append(StageSpec(
+            alternative=AS_UPLOADED, factor=1.0, cards=rules.cards, generator=SNAPSHOT_GENERATOR,
+            parameters={"snapshot": snapshot_id}, tiers=rules.tiers,
+        ))
     check_sizes(params["sizes"])
     unknown = [name for name in params["collectives"] if name not in DEFAULT_COLLECTIVES + ("broadcast", "reduce")]
     if unknown:
@@ -56,7 +68,10 @@ def whatif_cells(spec, params: dict) -> tuple[list[CellPlan], dict]:
 @functools.lru_cache(maxsize=2)
 def stage_fabric(stage_json: str):
     """A stage's fabric, kept while one worker does several cells of the same stage."""
-    return build_stage(StageSpec.from_dict(json.loads(stage_json)))
+    stage = StageSpec.from_dict(json.loads(stage_json))
+    if stage.generator == SNAPSHOT_GENERATOR:
+        return snapshot_spec_get(snapshot_id=stage.parameters["snapshot"])
+    return build_stage(stage)
 
 
 def whatif_cell(params: dict, cell: dict) -> dict:
@@ -85,7 +100,7 @@ def whatif_report(params: dict, results: dict[str, dict], cells: dict[str, dict]
 
 
 def plan(run: Run) -> list[CellPlan]:
-    plans, _ = whatif_cells(snapshot_spec_get(snapshot_id=run.snapshot_id), run.params)
+    plans, _ = whatif_cells(snapshot_spec_get(snapshot_id=run.snapshot_id), run.params, snapshot_id=run.snapshot_id)
     return plans
 
 

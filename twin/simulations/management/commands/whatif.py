@@ -36,7 +36,7 @@ class Command(BaseCommand):
         except ValueError as error:
             raise CommandError(f"Cannot read the numbers: {error}") from error
         try:
-            plans, full = whatif_cells(snapshot_spec_get(snapshot_id=snapshot.pk), params)
+            plans, full = whatif_cells(snapshot_spec_get(snapshot_id=snapshot.pk), params, snapshot_id=snapshot.pk)
             progress = ProgressBar(self.stderr._out, label="what-if")
             results = {}
             for done, plan in enumerate(plans):
