@@ -236,3 +236,16 @@ def test_an_upload_nothing_can_use_is_refused_and_one_without_cards_disables_the
     assert any(warning.startswith("no cards") for warning in snapshot.summary["warnings"])
     page = operator_client.get(f"/fabrics/{snapshot.fabric_id}/").content.decode()
     assert 'id="runs-unavailable"' in page and 'disabled title="This snapshot has no cards' in page
+
+
+def test_the_inferred_design_is_shown_before_a_what_if(operator_client):
+    from twin.ingest.writers.superpod import superpod_files
+
+    dump = superpod_files(units=1, missing={32})["superpod.ibnetdiscover"].encode()
+    assert upload(operator_client, ("superpod.ibnetdiscover", dump), fabric="pod").status_code == 201
+    snapshot = Snapshot.objects.get()
+    design = snapshot.summary["design"]
+    assert (design["design"], design["switch_radix"], design["cards_per_host"], design["link_gbps"]) == ("rail", 64, 8, 400.0)
+    assert "rails" in design["inferred"]["design"] and "SHARP" in design["inferred"]["switch_radix"]
+    page = operator_client.get(f"/fabrics/{snapshot.fabric_id}/").content.decode()
+    assert 'id="inferred-design"' in page and "servers_per_unit" in page

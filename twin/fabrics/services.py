@@ -15,6 +15,8 @@ from twin.ingest.merge import merge_fabrics
 from twin.ingest.summary import fabric_summary
 from twin.simcore.layout import fabric_layout
 from twin.simcore.model import FabricSpec
+from twin.whatif.errors import WhatIfError
+from twin.whatif.rules import design_rules
 
 from .models import Fabric, Link, Node, Snapshot, SnapshotLayout, SnapshotRole
 from .realtime import fabric_broadcast_snapshot
@@ -82,6 +84,7 @@ def snapshot_create(
     fabric = fabric_get_or_create_locked(fabric_name)
     last = fabric.snapshots.order_by("-version").values_list("version", flat=True).first() or 0
     summary = fabric_summary(spec)
+    summary["design"] = snapshot_design(spec)
     if completion is not None:
         summary["completion"] = completion.summary
         summary["warnings"] += completion.warnings
@@ -114,6 +117,15 @@ def snapshot_create(
     ))
     transaction.on_commit(lambda: fabric_broadcast_snapshot(snapshot))
     return snapshot
+
+
+def snapshot_design(spec: FabricSpec) -> dict:
+    """The design rules the what-if infers from `spec` (each with where its value came from),
+    kept with the snapshot so that its page shows them before a run; or why there are none."""
+    try:
+        return design_rules(spec).to_dict()
+    except WhatIfError as error:
+        return {"error": str(error), "problems": list(error.problems)}
 
 
 def source_files_from_uploads(uploads) -> list[SourceFile]:

@@ -64,6 +64,18 @@ def card_sources(snapshot: Snapshot) -> list[tuple[str, str]]:
     return [(CARD_SOURCE_LABELS.get(source, source), f"{count:,}") for source, count in sources.items()]
 
 
+def inferred_design(snapshot: Snapshot) -> dict | None:
+    """The design rules stored with the snapshot as (rule, value, how it was found) rows, or
+    the reasons there are none; None for snapshots stored before designs were kept."""
+    design = snapshot.summary.get("design")
+    if not design:
+        return None
+    if "error" in design:
+        return {"error": design["error"], "problems": design.get("problems", [])}
+    inferred = design.get("inferred", {})
+    return {"rules": [(name, value, inferred.get(name, "")) for name, value in design.items() if name != "inferred"]}
+
+
 def snapshot_runs_unavailable(snapshot: Snapshot) -> str | None:
     """Why no run can work on `snapshot` (every run kind needs two cards to talk), or None."""
     if snapshot.card_count >= 2:
@@ -89,6 +101,7 @@ def fabric_page(request, fabric_id: int):
             "collectives": COLLECTIVES, "algorithms": ALGORITHMS, "ecmp_modes": ECMP_MODES,
             "runs_unavailable": snapshot_runs_unavailable(snapshot) if snapshot else None,
             "card_sources": card_sources(snapshot) if snapshot else [],
+            "design_rules": inferred_design(snapshot) if snapshot else None,
             "placement_form": PlacementForm(), "failure_form": FailureForm(), "replay_form": ReplayForm(), "whatif_form": WhatIfForm(),
         },
     )
