@@ -2,6 +2,7 @@
 
 import random
 
+import networkx as nx
 import numpy as np
 import pytest
 
@@ -93,12 +94,16 @@ def dense_pair_figures(fabric, elements):
     _, after_matrix = brute_force_hops(fail_elements(fabric, elements)[0])
     upper = np.triu_indices(len(card_ids), k=1)
     before, after = before_matrix[upper], after_matrix[upper]
-    reachable = after_matrix >= 0
-    hub = int(np.argmax(reachable.sum(axis=1)))
+    # Cut off: the cards outside the largest set that can all reach each other (an exact
+    # maximum clique of the reachability graph: paths never cross a third card, so
+    # reachability is not transitive).
+    reachable = nx.Graph(list(zip(*np.nonzero(np.triu(after_matrix >= 0, k=1)))))
+    reachable.add_nodes_from(range(len(card_ids)))
+    largest = max(len(clique) for clique in nx.find_cliques(reachable))
     return {
         "degraded_pairs": int(((after > before) & (after >= 0) & (before >= 0)).sum()),
         "disconnected_pairs": int(((after < 0) & (before >= 0)).sum()),
-        "cards_cut_off_count": int((~reachable[hub]).sum()),
+        "cards_cut_off_count": len(card_ids) - largest,
     }
 
 
@@ -119,3 +124,21 @@ def test_pair_figures_match_whole_hop_matrices(fabric):
         result = evaluate_failure(fabric, elements, workload)
         figures = {name: result[name] for name in ("degraded_pairs", "disconnected_pairs", "cards_cut_off_count")}
         assert figures == dense_pair_figures(fabric, elements), elements
+
+
+def test_a_rail_leaf_failure_on_an_uploaded_superpod_leaves_out_its_rail_and_still_runs():
+    """A GPU whose rail leaf fails still reaches its host's GPUs over NVLink, and they reach
+    everyone, but it reaches nobody beyond its host: it is cut off from a job on the fabric."""
+    from twin.ingest import detect_format, parse_fabric
+    from twin.ingest.completion import complete_fabric
+    from twin.ingest.merge import merge_fabrics
+    from twin.ingest.writers.superpod import superpod_files
+
+    files = superpod_files(units=1, missing={32}, storage_hosts=1, xml_hosts=range(1, 9))
+    parts = [(name, parse_fabric(text, source_name=name, format=detect_format(text))) for name, text in files.items()]
+    formats = {name: detect_format(text) for name, text in files.items()}
+    fabric = complete_fabric(merge_fabrics(parts, name="pod"), formats=formats).spec
+    leaf = next(node.id for node in fabric.switches() if node.name == "leaf-1")
+    result = evaluate_failure(fabric, [leaf], Workload(size_bytes=1e6))
+    assert result["cards_cut_off_count"] == 31  # rail 0 of every DGX: 8 XML GPUs, 23 HCA cards
+    assert result["workload"]["after"] is not None and result["workload"]["ranks_lost"] == 31

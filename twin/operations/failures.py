@@ -211,16 +211,27 @@ class _PairsBeforeAfter:
         return int(self.weights[marked].sum() // 2)
 
     def cut_off(self) -> set[str]:
-        """Cards outside the largest set of mutually reachable cards (reachability is symmetric
-        and transitive): those the first best-connected card cannot reach."""
+        """Cards left out of the set of cards that can all still reach each other.
+
+        Reachability is symmetric but not transitive: paths never cross a third card, so a
+        GPU whose rail leaf failed still reaches its host's other GPUs over NVLink, and they
+        reach everyone else, but it reaches nobody beyond its host. So, greedily, the class
+        with the most unreachable partners (counted in cards) leaves until every pair of the
+        classes that stay can reach each other."""
         if not len(self.card_ids):
             return set()
-        reachable = self.after >= 0
-        others_reached = (reachable * self.sizes).sum(axis=1) - np.diagonal(reachable)
-        hub = int(np.argmax(others_reached[self.card_joint]))
-        unreached = ~reachable[self.card_joint[hub]][self.card_joint]
-        unreached[hub] = False
-        return {self.card_ids[position] for position in np.flatnonzero(unreached)}
+        unreachable = self.after < 0
+        np.fill_diagonal(unreachable, False)  # a class's cards reach each other or are alone
+        kept = np.ones(len(self.sizes), dtype=bool)
+        missing = unreachable.astype(np.int64) @ self.sizes
+        while True:
+            candidates = np.where(kept, missing, -1)
+            worst = int(np.argmax(candidates))
+            if candidates[worst] <= 0:
+                break
+            kept[worst] = False
+            missing -= unreachable[:, worst] * self.sizes[worst]
+        return {self.card_ids[position] for position in np.flatnonzero(~kept[self.card_joint])}
 
 
 def _blast_radius(spec: FabricSpec, element_ids: Sequence[str], down: Sequence[int], cut_off: set[str]) -> dict[str, dict[str, int]]:
