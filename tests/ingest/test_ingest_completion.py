@@ -139,3 +139,61 @@ def test_a_lone_adapter_is_refused_and_isolated_nodes_are_named():
 def test_a_fabric_without_cards_says_so():
     result = completed(sample("real/topograph-tree.conf"))
     assert any(warning.startswith("no cards") for warning in result.warnings)
+
+
+def block_topology(units: int, missing_from_fabric: str = "dgx900") -> str:
+    """topology/block: one block of 8 DGX (an NVLink rack's worth) per quarter unit."""
+    from twin.ingest.writers.superpod import host_name
+
+    blocks = [
+        f"BlockName=su{unit + 1}-b{block + 1} Nodes=" + ",".join(host_name(server) for server in range(unit * 32 + block * 8 + 1, unit * 32 + block * 8 + 9))
+        for unit in range(units) for block in range(4)
+    ]
+    return "\n".join([*blocks, f"BlockName=spare Nodes={missing_from_fabric}", "BlockSizes=8,16"]) + "\n"
+
+
+@pytest.fixture(scope="module")
+def pod_with_blocks():
+    files = superpod_files(units=2, missing={32, 64}, storage_hosts=1, xml_hosts=range(1, 9))
+    files["topology.conf"] = block_topology(2)
+    return completed(files)
+
+
+def test_a_slurm_topology_becomes_the_blocks_of_the_fabric_cards(pod_with_blocks):
+    result = pod_with_blocks
+    assert result.spec.kind_counts()["host"] == 0  # the scheduler's view, not more cabling
+    assert not any("falls apart" in warning for warning in result.warnings)
+    blocks = result.summary["slurm"]["blocks"]
+    assert blocks["su1-b1"] == 8 and blocks["su1-b4"] == 7 and len(blocks) == 8  # dgx032 is not in the dump
+    card = next(card for card in result.spec.cards() if card.name == "dgx009/gpu3")
+    assert card.attrs["slurm_block"] == "su1-b2"
+    assert any("not in the fabric: dgx032, dgx064, dgx900" in warning for warning in result.warnings)
+
+
+def test_placement_keeps_tp_groups_in_one_block_and_fills_blocks_in_turn(pod_with_blocks):
+    from twin.operations.placement import Job, aware_placement
+
+    placement = aware_placement(pod_with_blocks.spec, Job(tp=8, dp=16), refine_moves=0)
+    block_of = {card.id: card.attrs["slurm_block"] for card in pod_with_blocks.spec.cards()}
+    groups = [placement.cards[start : start + 8] for start in range(0, len(placement.cards), 8)]
+    assert all(len({block_of[card] for card in group}) == 1 for group in groups)
+    assert len({block_of[card] for card in placement.cards}) == 2  # 16 DGX: two blocks of 8, not 16 blocks
+
+
+def test_a_failure_reports_its_blast_radius_per_block(pod_with_blocks):
+    from twin.operations.failures import Workload, evaluate_failure
+
+    result = evaluate_failure(pod_with_blocks.spec, ["leaf-01"], Workload(size_bytes=1e6))
+    by_block = result["blast_radius_by_block"]
+    assert set(by_block) == {"su1-b1", "su1-b2", "su1-b3", "su1-b4"}  # leaf-01: rail 0 of unit 1
+    assert by_block["su1-b1"] == {"cards": 64, "cards_cut_off": 8}
+    assert result["blast_radius"]["leaf-01"]["cards_attached"] == 31
+
+
+def test_the_map_draws_slurm_blocks_as_groups(pod_with_blocks):
+    from twin.simcore.layout import fabric_layout
+
+    layout = fabric_layout(pod_with_blocks.spec)
+    groups = layout["groups"]
+    blocks = [label for label, kind in zip(groups["label"], groups["kind"]) if layout["codes"]["group_kind"][kind] == "block"]
+    assert blocks == ["su1-b1"]  # only dgx001-008 sent their XML: their NVLink domains, in their block

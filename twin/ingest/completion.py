@@ -22,6 +22,10 @@ their switch. ``complete_fabric`` fills those gaps by stated rules and records i
    only the first N HCAs of a host (in natural name order) are. These cards and links are
    marked ``attrs["inferred"] = "card"``.
 
+4. **Slurm topology.** A ``topology.conf`` uploaded with the fabric is the scheduler's view
+   of it: its blocks and switches become attributes of the cards of its hosts (matched by
+   host name) instead of nodes of their own.
+
 ``usability`` then refuses a fabric nothing can use (no links) and warns, naming what and
 where, about isolated nodes, disconnected parts, a fabric without cards, and hosts named
 by per-host files that the fabric dump lacks. Summary and warnings are plain data, kept
@@ -40,7 +44,8 @@ from twin.ingest.errors import IngestError
 from twin.ingest.options import DEFAULT_NON_COMPUTE_PATTERN, ParseOptions
 from twin.ingest.parsers.nccl_xml import DEFAULT_LATENCY_NS, DEFAULT_PCIE_GBPS
 from twin.ingest.parsers.nccl_xml import FORMAT_NAME as NCCL_XML_FORMAT
-from twin.simcore.diff import natural_key
+from twin.ingest.parsers.slurm import FORMAT_NAME as SLURM_FORMAT
+from twin.simcore.diff import natural_key, normalise_name
 from twin.simcore.model import FabricSpec, LinkSpec, NodeSpec
 
 __all__ = [
@@ -114,7 +119,8 @@ def complete_fabric(
         nodes=(*nodes, *scale_up_nodes, *card_nodes),
         links=(*spec.links, *scale_up_links, *card_links),
     )
-    return Completion(completed, summary, tuple(usability_warnings(completed)))
+    completed, summary["slurm"], slurm_warnings = _slurm_on_cards(completed, formats or {})
+    return Completion(completed, summary, (*slurm_warnings, *usability_warnings(completed)))
 
 
 # -- in-switch reduction ----------------------------------------------------------------
@@ -305,6 +311,72 @@ def _on_switch(graph: _Graph, position: int) -> bool:
         spec.nodes[peer].kind == "switch" and spec.nodes[peer].attrs.get("role") != "nvswitch"
         for peer, _ in graph.neighbours[position]
     )
+
+
+# -- Slurm topology ---------------------------------------------------------------------
+
+
+def _slurm_on_cards(spec: FabricSpec, formats: Mapping[str, str]) -> tuple[FabricSpec, dict[str, Any] | None, list[str]]:
+    """A Slurm topology.conf merged with a fabric that has cards is the scheduler's view of it,
+    not more cabling: its hosts' cards get ``attrs["slurm_block"]`` (topology/block) and
+    ``attrs["slurm_switch"]`` (the tree's switch the host hangs from), and its host and
+    switch nodes leave the fabric. Alone, a topology.conf stays the only topology there is."""
+    sources = {name for name, fmt in formats.items() if fmt == SLURM_FORMAT}
+    from_slurm = [
+        position for position, node in enumerate(spec.nodes)
+        if sources and set(node.attrs.get("merged_from") or ()) <= sources and node.attrs.get("merged_from")
+    ]
+    cards_of_host: dict[str, list[int]] = defaultdict(list)
+    for position, node in enumerate(spec.nodes):
+        if node.kind == "card" and node.host:
+            cards_of_host[normalise_name(node.host)].append(position)
+    if not from_slurm or not cards_of_host:
+        return spec, None, []
+    graph = _Graph.of(spec)
+    dropped = set(from_slurm)
+    nodes = list(spec.nodes)
+    blocks: Counter[str] = Counter()
+    switches: Counter[str] = Counter()
+    unknown: list[str] = []
+    for position in from_slurm:
+        host = spec.nodes[position]
+        if host.kind != "host":
+            continue
+        placed: dict[str, str] = {}
+        if isinstance(host.attrs.get("block"), str):
+            placed["slurm_block"] = host.attrs["block"]
+        tree_switches = [spec.nodes[peer] for peer, _ in graph.neighbours[position] if spec.nodes[peer].kind == "switch"]
+        if tree_switches:
+            placed["slurm_switch"] = min(tree_switches, key=lambda switch: (switch.attrs.get("level", 0), natural_key(switch.name))).name
+        cards = cards_of_host.get(normalise_name(host.name))
+        if not cards:
+            unknown.append(host.name)
+            continue
+        for card in cards:
+            nodes[card] = replace(nodes[card], attrs={**nodes[card].attrs, **placed})
+        blocks.update([placed["slurm_block"]] if "slurm_block" in placed else [])
+        switches.update([placed["slurm_switch"]] if "slurm_switch" in placed else [])
+    kept_positions = [position for position in range(len(nodes)) if position not in dropped]
+    kept_ids = {nodes[position].id for position in kept_positions}
+    result = replace(
+        spec,
+        nodes=tuple(nodes[position] for position in kept_positions),
+        links=tuple(link for link in spec.links if link.a in kept_ids and link.b in kept_ids),
+    )
+    placed_hosts = {normalise_name(node.host) for node in result.nodes if node.kind == "card" and node.host and ("slurm_block" in node.attrs or "slurm_switch" in node.attrs)}
+    unplaced = sorted((host for host in cards_of_host if host not in placed_hosts), key=natural_key)
+    warnings = []
+    if unknown:
+        warnings.append(f"{len(unknown):,} host{_s(unknown)} of the Slurm topology {'are' if len(unknown) > 1 else 'is'} not in the fabric: {_names(unknown)}")
+    if unplaced:
+        warnings.append(f"{len(unplaced):,} host{_s(unplaced)} of the fabric {'are' if len(unplaced) > 1 else 'is'} in no Slurm block or switch: {_names(unplaced)}")
+    summary = {
+        "hosts": len(placed_hosts),
+        "blocks": dict(sorted(blocks.items(), key=lambda item: natural_key(item[0]))),
+        "switches": len(switches),
+        "unknown_hosts": len(unknown),
+    }
+    return result, summary, warnings
 
 
 # -- usability ----------------------------------------------------------------------------

@@ -14,7 +14,7 @@ fabric's figures across a chunk), and ``rank_failures`` orders the results.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -91,10 +91,8 @@ def fail_elements(spec: FabricSpec, element_ids: Sequence[str]) -> tuple[FabricS
     An element is ``link:<index>``, a switch id or a switch's name (when no other switch has
     it). Raises ``FailureError`` naming every element that is none of these.
     """
-    switches = {node.id for node in spec.switches()}
-    # Uploaded fabrics key switches by GUID (ib:...): people name them as the map does.
+    switch_of = _switch_ids(spec)
     names = Counter(node.name for node in spec.switches())
-    switch_by_name = {node.name: node.id for node in spec.switches() if names[node.name] == 1}
     nodes = {node.id: node.kind for node in spec.nodes}
     problems = []
     down_links: set[int] = set()
@@ -106,10 +104,8 @@ def fail_elements(spec: FabricSpec, element_ids: Sequence[str]) -> tuple[FabricS
                 down_links.add(int(text))
             else:
                 problems.append(f"{element!r}: no such link; expected link:0 .. link:{len(spec.links) - 1}")
-        elif element in switches:
-            failed_switches.add(element)
-        elif element in switch_by_name:
-            failed_switches.add(switch_by_name[element])
+        elif element in switch_of:
+            failed_switches.add(switch_of[element])
         elif names[element] > 1:
             problems.append(f"{element!r} names {names[element]} switches; use the id of the one you mean")
         elif element in nodes:
@@ -164,7 +160,8 @@ def evaluate_failure(
     ``cards_cut_off_count``), ``degraded_pairs`` (card pairs still connected
     but over more switches), ``disconnected_pairs``, ``blast_radius`` (per
     failed switch: cards attached to it, and of those how many are cut off),
-    and ``workload``: ``before`` / ``after`` time and busbw, ``time_change``
+    ``blast_radius_by_block`` (per Slurm block losing cards: its cards, how many are cut off;
+    None without blocks), and ``workload``: ``before`` / ``after`` time and busbw, ``time_change``
     (ratio after / before), ``busbw_change``, ``ranks_lost`` (ranks on cut-off
     cards, left out of the run after), ``after_bottleneck``.
     """
@@ -186,6 +183,7 @@ def evaluate_failure(
         "degraded_pairs": pairs.count((pairs.after > pairs.before) & (pairs.after >= 0) & (pairs.before >= 0)),
         "disconnected_pairs": pairs.count((pairs.after < 0) & (pairs.before >= 0)),
         "blast_radius": _blast_radius(spec, element_ids, down, cut_off),
+        "blast_radius_by_block": _blast_radius_by_block(spec, cut_off),
         "workload": _workload_change(baseline.result, after, len(ranks) - len(surviving), workload),
     }
 
@@ -235,19 +233,52 @@ class _PairsBeforeAfter:
 
 
 def _blast_radius(spec: FabricSpec, element_ids: Sequence[str], down: Sequence[int], cut_off: set[str]) -> dict[str, dict[str, int]]:
-    """Per failed switch: the cards cabled to it, and how many of those are cut off. Every link of
-    a failed switch is among the links taken ``down``, so only those are looked at."""
-    attached: dict[str, set[str]] = {element: set() for element in element_ids if not element.startswith("link:")}
+    """Per failed switch (named as the user named it): the cards cabled to it, directly or
+    through their HCA, and how many of those are cut off. Every link of a failed switch is among
+    the links taken ``down``, so only those are looked at."""
+    switch_of = _switch_ids(spec)
+    attached: dict[str, set[str]] = {
+        switch_of[element]: set() for element in element_ids if element in switch_of
+    }
     if attached:
-        cards = {node.id for node in spec.cards()}
+        kinds = {node.id: node.kind for node in spec.nodes}
+        card_behind: dict[str, set[str]] = defaultdict(set)  # HCA -> its cards
+        for link in spec.links:
+            for card, other in ((link.a, link.b), (link.b, link.a)):
+                if kinds[card] == "card" and kinds[other] == "nic":
+                    card_behind[other].add(card)
         for link in (spec.links[position] for position in down):
             for switch, other in ((link.a, link.b), (link.b, link.a)):
-                if switch in attached and other in cards:
-                    attached[switch].add(other)
+                if switch in attached:
+                    attached[switch] |= {other} if kinds[other] == "card" else card_behind.get(other, set())
+    names = {switch_of[element]: element for element in element_ids if element in switch_of}
     return {
-        switch: {"cards_attached": len(members), "cards_cut_off": len(members & cut_off)}
+        names[switch]: {"cards_attached": len(members), "cards_cut_off": len(members & cut_off)}
         for switch, members in attached.items()
     }
+
+
+def _switch_ids(spec: FabricSpec) -> dict[str, str]:
+    """Switch id or unique name -> switch id (uploaded fabrics key switches by GUID: people
+    name them as the map does)."""
+    names = Counter(node.name for node in spec.switches())
+    by_name = {node.name: node.id for node in spec.switches() if names[node.name] == 1}
+    return {**by_name, **{node.id: node.id for node in spec.switches()}}
+
+
+def _blast_radius_by_block(spec: FabricSpec, cut_off: set[str]) -> dict[str, dict[str, int]] | None:
+    """Per Slurm block that loses cards (``attrs["slurm_block"]`` of the cards): its cards and
+    how many are cut off; None when the fabric has no Slurm blocks."""
+    cards: Counter[str] = Counter()
+    lost: Counter[str] = Counter()
+    for card in spec.cards():
+        block = card.attrs.get("slurm_block")
+        if block is not None:
+            cards[block] += 1
+            lost[block] += card.id in cut_off
+    if not cards:
+        return None
+    return {block: {"cards": cards[block], "cards_cut_off": lost[block]} for block in sorted(cards) if lost[block]}
 
 
 def _workload_change(before: dict[str, Any], after: dict[str, Any] | None, ranks_lost: int, workload: Workload) -> dict[str, Any]:

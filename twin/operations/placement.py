@@ -468,8 +468,16 @@ class _Domains:
         levels = [
             csgraph.connected_components(distance <= threshold, directed=False)[1] for threshold in thresholds
         ]
-        # Depth-first: coarsest label first, then finer ones, then fabric order.
-        order = np.lexsort((np.arange(len(first)), *levels)) if levels else np.arange(len(first))
+        # Slurm blocks (topology/block, uploaded with the fabric) come first: a TP group is made
+        # inside one block where it can be, and blocks are filled one after the other.
+        blocks = [compiled.spec.nodes[compiled.card_nodes[card]].attrs.get("slurm_block") for card in first]
+        block_levels = []
+        if any(block is not None for block in blocks):
+            block_levels = [np.unique(np.array([str(block) for block in blocks]), return_inverse=True)[1].reshape(-1)]
+        # Depth-first: blocks, then the coarsest label, then finer ones, then fabric order.
+        sort_keys = (np.arange(len(first)), *levels, *block_levels)
+        order = np.lexsort(sort_keys) if len(sort_keys) > 1 else np.arange(len(first))
+        levels = [*block_levels, *levels]
         position_of = np.empty(len(first), dtype=np.intp)
         position_of[order] = np.arange(len(first))
         classes = [free_numbers[class_index == original] for original in order]

@@ -11,8 +11,10 @@ The rules, outermost first:
 - **Scale-up domains** (super-nodes) are the connected components of the
   ``scale-up`` links; each becomes a ``domain`` box. Nodes with no scale-up
   link belong to the **outer** (scale-out) network, drawn above the domain
-  boxes. More than ``_MAX_LOOSE_DOMAINS`` domains are packed into ``block``
-  boxes of consecutive domains, so the coarsest view stays small.
+  boxes. Domains whose cards carry a Slurm block (``attrs["slurm_block"]``) are
+  drawn in one ``block`` box per block; otherwise more than
+  ``_MAX_LOOSE_DOMAINS`` domains are packed into ``block`` boxes of consecutive
+  domains, so the coarsest view stays small.
 - A SHARP aggregation node is drawn with the switch it hangs off (just below it, in
   its group): it is that switch's in-network reduction, not an endpoint.
 - Inside a network (one domain, or the outer network), switch tiers are rows:
@@ -455,7 +457,10 @@ def fabric_layout(spec: FabricSpec) -> dict[str, Any]:
     for number, (members, links) in enumerate(zip(domains, domain_links)):
         rows, children = _network_boxes(fabric, members, links)
         domain_boxes.append(_Box("domain", _domain_label(fabric, members, number), rows, children))
-    if len(domain_boxes) > _MAX_LOOSE_DOMAINS:
+    domain_blocks = [_slurm_block(fabric, members) for members in domains]
+    if any(block is not None for block in domain_blocks):
+        domain_boxes = _boxes_by_block(domain_boxes, domain_blocks)
+    elif len(domain_boxes) > _MAX_LOOSE_DOMAINS:
         size = math.ceil(math.sqrt(len(domain_boxes)))
         domain_boxes = [
             _Box("block", f"{chunk[0].label} … {chunk[-1].label}", children=chunk)
@@ -550,6 +555,24 @@ def fabric_layout(spec: FabricSpec) -> dict[str, Any]:
         },
         "group_links": _group_links(group_of, link_a, link_b, link_state, link_gbps, state_codes),
     }
+
+
+def _slurm_block(fabric: _Fabric, members: Sequence[int]) -> str | None:
+    """The Slurm block of a scale-up domain: that of its first card that has one."""
+    return next(
+        (block for node in members if fabric.nodes[node].kind == "card" and (block := fabric.nodes[node].attrs.get("slurm_block")) is not None),
+        None,
+    )
+
+
+def _boxes_by_block(domain_boxes: list[_Box], blocks: list[str | None]) -> list[_Box]:
+    """Domains of one Slurm block in one ``block`` box named after it (blocks in natural name
+    order); domains in no block stay loose after them."""
+    by_block: dict[str, list[_Box]] = {}
+    loose: list[_Box] = []
+    for box, block in zip(domain_boxes, blocks):
+        (by_block.setdefault(block, []) if block is not None else loose).append(box)
+    return [_Box("block", block, children=by_block[block]) for block in sorted(by_block, key=_natural_key)] + loose
 
 
 def _add_tier_groups(box: _Box, fabric: _Fabric) -> None:
