@@ -30,6 +30,8 @@ export interface FailureOutcome {
   readonly degradedPairs: number;
   readonly disconnectedPairs: number;
   readonly blastRadius: readonly BlastRadius[];
+  /** Slurm blocks that lose cards (element = the block's name); empty without blocks. */
+  readonly blastByBlock: readonly BlastRadius[];
   readonly workload: WorkloadChange;
 }
 
@@ -116,6 +118,7 @@ export function parseFailureOutcome(value: unknown): FailureOutcome | null {
     degradedPairs: finite(value["degraded_pairs"]) ?? 0,
     disconnectedPairs: finite(value["disconnected_pairs"]) ?? 0,
     blastRadius: parseBlastRadius(value["blast_radius"]),
+    blastByBlock: parseBlastRadius(value["blast_radius_by_block"]),
     workload: parseWorkloadChange(value["workload"]),
   };
 }

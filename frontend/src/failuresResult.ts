@@ -83,16 +83,19 @@ export function renderFailures(result: FailuresResult, context: RenderContext): 
   parts.push(
     element(doc, "p", { class: "failures-worst" }, [result.worst === null ? t("failures.noWorst") : worstSentence(result.worst, collective, context)]),
   );
-  const blast = result.worst?.blastRadius ?? [];
+  const blast = [
+    ...(result.worst?.blastRadius ?? []).map((entry) => ({ entry, key: "failures.blast" as const })),
+    ...(result.worst?.blastByBlock ?? []).map((entry) => ({ entry, key: "failures.blastBlock" as const })),
+  ];
   if (blast.length > 0) {
     parts.push(
       element(
         doc,
         "ul",
         { class: "failures-blast" },
-        blast.map((entry) =>
+        blast.map(({ entry, key }) =>
           element(doc, "li", {}, [
-            t("failures.blast", { element: entry.element, cards: numbers.integer(entry.cardsAttached), cut: numbers.integer(entry.cardsCutOff) }),
+            t(key, { element: entry.element, cards: numbers.integer(entry.cardsAttached), cut: numbers.integer(entry.cardsCutOff) }),
           ]),
         ),
       ),

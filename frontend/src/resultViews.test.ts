@@ -153,6 +153,15 @@ describe("failures result", () => {
     expect(outcome.querySelector(".failures-blast")?.textContent).toBe("leaf-03 serves 8 cards; 8 of them are cut off.");
   });
 
+  it("says what each Slurm block loses", () => {
+    const worst = failureOutcome(["leaf-01"], { blast_radius_by_block: { "su1-b1": { cards: 64, cards_cut_off: 8 } } });
+    const outcome = renderRunOutcome(finished("failures", { ...FAILURES_RESULT, worst }), context());
+    expect([...outcome.querySelectorAll(".failures-blast li")].map((item) => item.textContent)).toEqual([
+      "leaf-01 serves 8 cards; 8 of them are cut off.",
+      "Slurm block su1-b1 loses 8 of its 64 cards.",
+    ]);
+  });
+
   it("ranks the failures and tables the links by impact", () => {
     const outcome = renderRunOutcome(finished("failures", FAILURES_RESULT), context());
     const ranking = outcome.querySelector("table.failures-ranking");
