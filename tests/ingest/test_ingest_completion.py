@@ -197,3 +197,19 @@ def test_the_map_draws_slurm_blocks_as_groups(pod_with_blocks):
     groups = layout["groups"]
     blocks = [label for label, kind in zip(groups["label"], groups["kind"]) if layout["codes"]["group_kind"][kind] == "block"]
     assert blocks == ["su1-b1"]  # only dgx001-008 sent their XML: their NVLink domains, in their block
+
+
+def test_the_design_rebuilt_from_an_uploaded_superpod_performs_like_the_upload(pod_files):
+    """The what-if grows the design it infers; at 1x that design must be the uploaded fabric's
+    twin, or every later stage is off."""
+    from twin.whatif.rules import design_rules
+    from twin.whatif.stages import build_stage, plan_stages
+
+    uploaded = completed(pod_files).spec  # every DGX with its XML: NVLink inside, rails outside
+    rules = design_rules(uploaded)
+    assert (rules.design, rules.cards_per_host, rules.switch_radix, rules.tiers) == ("rail", 8, 64, 2)
+    rebuilt = build_stage(plan_stages(rules, (1,), ["rail"])[0])
+    for algorithm in ("ring", "hierarchical"):
+        ours = Simulator(uploaded).run("allreduce", 2**30, algorithm)["busbw_GBps"]
+        theirs = Simulator(rebuilt).run("allreduce", 2**30, algorithm)["busbw_GBps"]
+        assert abs(ours - theirs) <= 0.05 * theirs, (algorithm, ours, theirs)
