@@ -39,3 +39,19 @@ def test_a_flapping_link_seen_in_telemetry_is_diagnosed(operator_client, small_s
         assert operator_client.post(url, {"samples": [sample]}, content_type="application/json").status_code == 202
     page = operator_client.get(f"/fabrics/{small_snapshot.fabric_id}/diagnosis/").content.decode()
     assert 'data-rule="link-flapping"' in page
+
+
+def test_an_uploaded_dump_is_diagnosed_against_its_plan_and_its_inferred_cards_are_no_finding(operator_client):
+    """The real shape: an ibnetdiscover dump (cards stand for its HCAs) checked against the plan
+    the same fabric was built from: only the degraded uplink is reported, nothing about the
+    cards the twin added at upload."""
+    from pathlib import Path
+
+    dump = Path(__file__).resolve().parents[1] / "tests" / "data" / "ib" / "ibnetdiscover_2leaf_1spine_8hca.txt"
+    plan = SimpleUploadedFile("plan.txt", dump.read_bytes())
+    assert operator_client.post("/api/snapshots/", {"file": [plan], "role": "plan", "fabric": "ib"}).status_code == 201
+    found = operator_client.post("/api/snapshots/", {"file": [SimpleUploadedFile("found.txt", dump.read_bytes())], "fabric": "ib"})
+    assert found.status_code == 201 and found.json()["card_count"] == 8
+    content = operator_client.get(f"/fabrics/{found.json()['fabric']}/diagnosis/").content.decode()
+    assert 'data-rule="plan-mismatch"' not in content and "card:" not in content
+    assert 'data-rule="link-degraded"' in content
