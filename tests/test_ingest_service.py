@@ -249,3 +249,22 @@ def test_the_inferred_design_is_shown_before_a_what_if(operator_client):
     assert "rails" in design["inferred"]["design"] and "SHARP" in design["inferred"]["switch_radix"]
     page = operator_client.get(f"/fabrics/{snapshot.fabric_id}/").content.decode()
     assert 'id="inferred-design"' in page and "servers_per_unit" in page
+
+
+def test_the_completed_scale_up_is_corrected_from_the_fabric_page(operator_client, viewer_client):
+    hint = ("ndv4.xml", sample_bytes("real/azure-ndv4-topo.xml"))
+    assert upload(operator_client, hint, fabric="vm").status_code == 201
+    first = Snapshot.objects.get()
+    page = operator_client.get(f"/fabrics/{first.fabric_id}/").content.decode()
+    assert 'id="scale-up-form"' in page
+    corrected = operator_client.post(f"/snapshots/{first.pk}/scale-up/", {"nvlink_gbps": "1200"})
+    second = Snapshot.objects.get(version=2)
+    assert corrected.status_code == 302 and corrected.url.endswith(f"?snapshot={second.pk}")
+    assert {link.bandwidth_gbps for link in second.links.filter(domain="scale-up", b__kind="switch")} == {1200.0}
+    assert "1,200 Gb/s per GPU" in operator_client.get(corrected.url).content.decode()
+    operator_client.post(f"/snapshots/{second.pk}/scale-up/", {"nvlink_gbps": ""})
+    third = Snapshot.objects.get(version=3)
+    assert third.switch_count == 0 and third.summary["completion"]["scale_up"]["hosts"] == 0
+    refused = operator_client.post(f"/snapshots/{third.pk}/scale-up/", {"nvlink_gbps": "1200"}, follow=True)
+    assert b"no scale-up the twin completed" in refused.content and Snapshot.objects.count() == 3
+    assert viewer_client.post(f"/snapshots/{first.pk}/scale-up/", {"nvlink_gbps": "1"}).status_code == 403

@@ -48,6 +48,7 @@ urlpatterns = [
     path("fabrics/<int:fabric_id>/journal/<int:experiment_id>/", journal_views.experiment_page, name="experiment-detail"),
     path("fabrics/<int:fabric_id>/diagnosis/", simulation_views.diagnosis_page, name="diagnosis"),
     path("upload/", fabric_views.upload_page, name="upload"),
+    path("snapshots/<int:snapshot_id>/scale-up/", fabric_views.scale_up_correct, name="scale-up-correct"),
     path("runs/", run_views.run_list_page, name="run-list"),
     path("runs/<int:run_id>/", run_views.run_page, name="run-detail"),
     path("snapshots/<int:snapshot_id>/placement/", run_views.placement_start, name="placement-start"),

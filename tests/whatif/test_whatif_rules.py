@@ -88,3 +88,14 @@ def test_tiers_needed_follows_the_fat_tree_capacity():
     assert [tiers_needed(cards, 64, 32) for cards in (2048, 2049, 65536, 65537)] == [2, 3, 3, 4]
     # 3:1 at radix 64: 48 down, 3,072 cards on 2 tiers.
     assert [tiers_needed(cards, 64, 48) for cards in (3072, 3073)] == [2, 3]
+
+
+def test_a_fabric_without_a_switch_network_says_which_rules_it_cannot_give():
+    """One host's NCCL XML (its GPUs, NICs and NVSwitch): no fabric to grow, said plainly."""
+    from twin.ingest import parse_fabric
+    from twin.ingest.writers.superpod import superpod_host_xml
+
+    host = parse_fabric(superpod_host_xml(1), source_name="dgx001.xml", format="nccl-topo-xml")
+    with pytest.raises(WhatIfError) as refused:
+        design_rules(host)
+    assert any(problem.startswith("switch_radix = None (the snapshot has no switch network") for problem in refused.value.problems)

@@ -7,7 +7,7 @@ from twin.simcore.model import MAX_LINK_GBPS
 
 from .models import SnapshotRole
 
-__all__ = ("SnapshotUploadForm",)
+__all__ = ("ScaleUpCorrectionForm", "SnapshotUploadForm")
 
 
 class MultipleFileInput(forms.ClearableFileInput):
@@ -76,3 +76,12 @@ class SnapshotUploadForm(forms.Form):
 
     def clean_scale_up(self) -> str:
         return self.cleaned_data["scale_up"] or "auto"
+
+
+class ScaleUpCorrectionForm(forms.Form):
+    """The NVLink per GPU of the scale-up the twin completed; empty leaves it out."""
+
+    nvlink_gbps = forms.FloatField(
+        label=_("NVLink per GPU (Gb/s)"), required=False, min_value=1, max_value=MAX_LINK_GBPS,
+        help_text=_("Empty: leave the completed scale-up out."),
+    )

@@ -10,7 +10,7 @@ from django.db import IntegrityError, connection, transaction
 from twin.common.errors import ApplicationError
 from twin.ingest import IngestError, ParseOptions, detect_format, parse_fabric
 from twin.ingest.archive import ArchiveLimits, archive_kind, expand_archive
-from twin.ingest.completion import Completion, complete_fabric
+from twin.ingest.completion import Completion, complete_fabric, usability_warnings, with_scale_up
 from twin.ingest.merge import merge_fabrics
 from twin.ingest.summary import fabric_summary
 from twin.simcore.layout import fabric_layout
@@ -22,7 +22,7 @@ from .models import Fabric, Link, Node, Snapshot, SnapshotLayout, SnapshotRole
 from .realtime import fabric_broadcast_snapshot
 from .selectors import snapshot_spec_get
 
-__all__ = ("SourceFile", "UploadRejected", "source_files_expanded", "source_files_from_uploads", "snapshot_create", "snapshot_import", "snapshot_layout_get_or_create")
+__all__ = ("snapshot_scale_up_correct", "SourceFile", "UploadRejected", "source_files_expanded", "source_files_from_uploads", "snapshot_create", "snapshot_import", "snapshot_layout_get_or_create")
 
 BULK_BATCH = 5000
 NODE_COLUMNS = ("snapshot_id", "key", "kind", "name", "tier", "radix", "host", "attrs")
@@ -250,6 +250,34 @@ def snapshot_import(
         checksum=checksum,
         role=role,
         user=user,
+    )
+
+
+def snapshot_scale_up_correct(*, snapshot: Snapshot, nvlink_gbps: float | None, user=None) -> Snapshot:
+    """The fabric's next snapshot: `snapshot` with the scale-up the twin completed at upload
+    set to `nvlink_gbps` per GPU, or left out with None (the user knows the hosts better)."""
+    try:
+        spec = with_scale_up(snapshot_spec_get(snapshot_id=snapshot.pk), nvlink_gbps)
+    except IngestError as error:
+        raise ApplicationError(str(error)) from error
+    summary = dict(snapshot.summary.get("completion") or {})
+    before = summary.get("scale_up") or {}
+    corrected = f"{nvlink_gbps:,.0f} Gb/s per GPU" if nvlink_gbps is not None else "left out"
+    summary["scale_up"] = {
+        **before,
+        "hosts": before.get("hosts", 0) if nvlink_gbps is not None else 0,
+        "generations": {f"corrected by {getattr(user, 'username', None) or 'an operator'}: {corrected}": before.get("hosts", 0)} if nvlink_gbps is not None else {},
+        "corrected": corrected,
+    }
+    return snapshot_create(
+        fabric_name=snapshot.fabric.name,
+        spec=spec,
+        source_name=f"{snapshot.source_name[:200]} (scale-up {corrected})",
+        source_format=snapshot.source_format,
+        checksum=snapshot.checksum,
+        role=snapshot.role,
+        user=user,
+        completion=Completion(spec, summary, tuple(usability_warnings(spec))),
     )
 
 

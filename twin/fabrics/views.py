@@ -16,10 +16,10 @@ from twin.runs.forms import FailureForm, PlacementForm, ReplayForm, WhatIfForm
 from twin.simcore.diff import FINDING_CLASSES, SEVERITIES
 from twin.simulations.services import ALGORITHMS, COLLECTIVES, ECMP_MODES
 
-from .forms import SnapshotUploadForm
+from .forms import ScaleUpCorrectionForm, SnapshotUploadForm
 from .models import Fabric, Snapshot, SnapshotRole
 from .selectors import DIFF_SORTS, diff_findings, fabric_list, snapshot_diff
-from .services import UploadRejected, snapshot_import, source_files_from_uploads
+from .services import UploadRejected, snapshot_import, snapshot_scale_up_correct, source_files_from_uploads
 
 __all__ = ("fabric_list_page", "fabric_page", "upload_page", "diff_page")
 
@@ -142,6 +142,26 @@ def upload_page(request):
             return JsonResponse({"detail": " ".join(e for errors in form.errors.values() for e in errors), "errors": form.errors, "files": problems or []}, status=400)
         return render(request, "fabrics/upload.html", {"form": form, "problems": problems}, status=400)
     return render(request, "fabrics/upload.html", {"form": form})
+
+
+@role_required(Role.OPERATOR)
+@require_http_methods(["POST"])
+def scale_up_correct(request, snapshot_id: int):
+    """Correct the scale-up the twin completed at upload: a new snapshot of the fabric with the
+    NVLink per GPU the operator gives (or none: "leave it out")."""
+    snapshot = get_object_or_404(Snapshot.objects.select_related("fabric"), pk=snapshot_id)
+    form = ScaleUpCorrectionForm(request.POST)
+    if form.is_valid():
+        try:
+            corrected = snapshot_scale_up_correct(snapshot=snapshot, nvlink_gbps=form.cleaned_data["nvlink_gbps"], user=request.user)
+        except ApplicationError as error:
+            messages.error(request, error.message)
+        else:
+            messages.success(request, _("Snapshot v%(version)s of %(fabric)s stored with the corrected scale-up.") % {"version": corrected.version, "fabric": corrected.fabric.name})
+            return redirect(reverse("fabric-detail", args=[corrected.fabric_id]) + f"?snapshot={corrected.pk}")
+    else:
+        messages.error(request, " ".join(error for errors in form.errors.values() for error in errors))
+    return redirect(reverse("fabric-detail", args=[snapshot.fabric_id]) + f"?snapshot={snapshot.pk}")
 
 
 def diff_page(request, fabric_id: int):

@@ -53,6 +53,7 @@ __all__ = [
     "SCALE_UP_BY_SM",
     "Completion",
     "complete_fabric",
+    "with_scale_up",
     "usability_warnings",
 ]
 
@@ -218,6 +219,25 @@ def _generation(graph: _Graph, cards: list[int]) -> tuple[str, int, float, str]:
     basis = f"PCIe at {fastest:,.0f} Gb/s" if pcie else "no PCIe rate given: assumed"
     _, name, lanes, gbps = next(entry for entry in SCALE_UP_BY_SM if sm >= entry[0])
     return name, lanes, gbps, basis
+
+
+def with_scale_up(spec: FabricSpec, nvlink_gbps: float | None) -> FabricSpec:
+    """``spec`` with the scale-up the twin completed corrected: each inferred NVLink at
+    ``nvlink_gbps`` per GPU, or, with None, left out (its NVSwitches too). Raises
+    ``IngestError`` when nothing in ``spec`` was completed."""
+    inferred = {node.id for node in spec.nodes if node.attrs.get("inferred") == "scale-up"}
+    if not inferred:
+        raise IngestError("this snapshot has no scale-up the twin completed", expected="a snapshot whose hint files left the NVLink fabric out")
+    if nvlink_gbps is None:
+        return replace(
+            spec,
+            nodes=tuple(node for node in spec.nodes if node.id not in inferred),
+            links=tuple(link for link in spec.links if link.attrs.get("inferred") != "scale-up"),
+        )
+    return replace(spec, links=tuple(
+        replace(link, bandwidth_gbps=float(nvlink_gbps)) if link.attrs.get("inferred") == "scale-up" else link
+        for link in spec.links
+    ))
 
 
 # -- cards from HCAs ----------------------------------------------------------------------

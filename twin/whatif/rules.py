@@ -194,7 +194,9 @@ def design_rules(spec: FabricSpec) -> DesignRules:
             found[name], inferred[name] = stored, f'fabric attrs["{attr_key}"]'
             return
         guess = from_graph()
-        if guess is None:
+        if guess is None and name not in _DEFAULTS:
+            found[name], inferred[name] = None, "the snapshot has no switch network to read it from"
+        elif guess is None:
             found[name], inferred[name] = _DEFAULTS[name], "default (the snapshot does not say)"
         else:
             found[name], inferred[name] = guess
@@ -211,7 +213,9 @@ def design_rules(spec: FabricSpec) -> DesignRules:
         found["oversubscription"] = max(1.0, down / up)
         inferred["oversubscription"] = 'fabric attrs["leaf_ports_down"] / attrs["leaf_ports_up"]'
     else:
-        found["oversubscription"], inferred["oversubscription"] = graph.oversubscription(graph.main)
+        found["oversubscription"], inferred["oversubscription"] = graph.oversubscription(graph.main) or (
+            None, "the snapshot has no switch network to read it from"
+        )
     take("link_gbps", "link_gbps", lambda: graph.card_link_gbps(graph.main))
     take("cable_latency_ns", "cable_latency_ns", lambda: graph.cable_latency(graph.main))
     take("switch_latency_ns", "switch_latency_ns", lambda: graph.switch_latency(graph.main))
@@ -232,7 +236,7 @@ def design_rules(spec: FabricSpec) -> DesignRules:
         "scale_out_switch_latency_ns",
         lambda: other and graph.switch_latency(other),
     )
-    if found["tiers"] < 2:
+    if found["tiers"] is not None and found["tiers"] < 2:
         found["tiers"], inferred["tiers"] = 2, inferred["tiers"] + "; a single switch grows as 2 tiers"
     if found["nvlink_gbps"] is None:  # a rail design generated without NVLink
         found["nvlink_gbps"], inferred["nvlink_gbps"] = _DEFAULTS["nvlink_gbps"], "default (the snapshot has none)"
