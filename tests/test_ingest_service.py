@@ -268,3 +268,15 @@ def test_the_completed_scale_up_is_corrected_from_the_fabric_page(operator_clien
     refused = operator_client.post(f"/snapshots/{third.pk}/scale-up/", {"nvlink_gbps": "1200"}, follow=True)
     assert b"no scale-up the twin completed" in refused.content and Snapshot.objects.count() == 3
     assert viewer_client.post(f"/snapshots/{first.pk}/scale-up/", {"nvlink_gbps": "1"}).status_code == 403
+
+
+def test_the_cli_says_where_the_cards_came_from(tmp_path, capsys):
+    dump = tmp_path / "X5.topofile"
+    dump.write_bytes(sample_bytes("real/X5.topofile"))
+    call_command("ingest", str(dump), "--fabric", "x5")
+    out = capsys.readouterr().out
+    assert "cards from: 89 compute HCAs (one card each)" in out
+    call_command("ingest", str(dump), "--fabric", "x5", "--non-compute-hca-pattern", "(?i)voltaire|h-003048c749cd", "--json")
+    assert json.loads(capsys.readouterr().out)["completion"]["cards"]["sources"] == {"hca": 89}
+    with pytest.raises(CommandError, match="not a regular expression"):
+        call_command("ingest", str(dump), "--fabric", "x5", "--non-compute-hca-pattern", "(")

@@ -12,6 +12,10 @@ from twin.fabrics.models import SnapshotRole
 from twin.fabrics.services import SourceFile, UploadRejected, snapshot_import, source_files_expanded
 
 
+# Where the cards came from, as the summary keys them (formats, and "hca" for compute HCAs).
+CARD_SOURCE_NAMES = {"hca": "compute HCAs (one card each)", "nccl-topo-xml": "NCCL topology XML", "nvidia-smi-topo": "nvidia-smi topo -m"}
+
+
 class Command(BaseCommand):
     help = "Read topology files (merged when several) into the next snapshot of a fabric."
 
@@ -72,5 +76,13 @@ class Command(BaseCommand):
             return
         kinds = ", ".join(f"{count} {kind}" for kind, count in summary["nodes_by_kind"].items())
         self.stdout.write(self.style.SUCCESS(f"{snapshot.fabric.name} v{snapshot.version} ({snapshot.get_role_display().lower()}, {snapshot.source_format}): {kinds}; {summary['links']} links"))
+        completion = summary.get("completion") or {}
+        sources = (completion.get("cards") or {}).get("sources") or {}
+        if sources:
+            self.stdout.write("  cards from: " + ", ".join(f"{count:,} {CARD_SOURCE_NAMES.get(source, source)}" for source, count in sources.items()))
+        if (completion.get("scale_up") or {}).get("hosts"):
+            self.stdout.write(f"  scale-up completed on {completion['scale_up']['hosts']:,} host(s): " + "; ".join(completion["scale_up"]["generations"]))
+        if (completion.get("in_switch_reduction") or {}).get("switches"):
+            self.stdout.write(f"  in-switch reduction (SHARP) on {completion['in_switch_reduction']['switches']:,} switch(es)")
         for warning in summary["warnings"]:
             self.stdout.write(self.style.WARNING(f"  warning: {warning}"))
