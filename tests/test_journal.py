@@ -78,3 +78,24 @@ def test_cli_records_and_calibrates(small_snapshot, capsys):
     # cannot be close: what matters here is that it is recorded and reported.
     assert summary["entries"][0]["cards"] == 8 and summary["calibration"]["max_relative_error"] > 0
     assert Experiment.objects.count() == 1
+
+
+def test_a_cloud_hosts_nccl_tests_are_predicted_on_its_completed_scale_up(tmp_path, capsys):
+    """An Azure ND A100 v4 hint file leaves NVLink out; with the NVSwitch the twin completes,
+    the host's nccl-tests run gets a prediction at every size instead of 'no algorithm'."""
+    import json
+
+    from django.core.management import call_command
+
+    shared = Path(__file__).resolve().parents[1].parent / "shared" / "samples"
+    hint, measured = shared / "real" / "azure-ndv4-topo.xml", shared / "nccl-tests_all_reduce_perf_8gpu_classic.txt"
+    if not (hint.exists() and measured.exists()):
+        pytest.skip("the shared samples are not on this machine")
+    call_command("ingest", str(hint), "--fabric", "ndv4")
+    capsys.readouterr()
+    call_command("journal-import", str(measured), "--fabric", "ndv4", "--json")
+    imported = json.loads(capsys.readouterr().out)
+    experiment = Experiment.objects.get()
+    assert imported and len(experiment.predicted) == len(experiment.points) > 10
+    # NVLink 3 at 2,400 Gb/s: large all-reduces run at NVLink speed, not PCIe's (about 31 GB/s).
+    assert max(point["busbw_GBps"] for point in experiment.predicted) > 100
