@@ -3,6 +3,7 @@ concurrent uploads, plans, exports, and the news pushed to viewers."""
 import io
 import json
 import threading
+from pathlib import Path
 
 import pytest
 from asgiref.sync import async_to_sync
@@ -46,6 +47,14 @@ def test_unreadable_files_are_refused_with_a_reason(operator_client, data, messa
     body = response.json()
     assert message in body["detail"] and body["files"][0]["source"] == "bad.json"
     assert Snapshot.objects.count() == 0
+
+
+def test_yaml_alias_bomb_is_refused_and_nothing_is_stored(operator_client):
+    bomb = (Path(__file__).parent / "data/canonical/billion-laughs.yaml").read_bytes()
+    response = upload(operator_client, ("lol.yaml", bomb))
+    assert response.status_code == 400
+    assert response.json()["files"][0]["detail"].startswith("lol.yaml line 5: YAML anchor 'a' is not allowed")
+    assert Fabric.objects.count() == 0 and Snapshot.objects.count() == 0
 
 
 def test_every_bad_file_is_reported_and_nothing_is_stored(operator_client):
