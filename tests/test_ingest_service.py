@@ -38,8 +38,9 @@ def upload(client, *files: tuple[str, bytes], **fields):
         (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "binary file"),
         ("format: twin-fabric\nname: é\n".encode("latin-1"), "is not UTF-8"),
         (canonical()[:700], "malformed JSON"),
+        (b'{"format": "twin-fabric", "attrs": ' + b"[" * 10_000 + b"]" * 10_000 + b"}", "JSON nested too deeply"),
     ],
-    ids=["empty", "blank", "binary", "latin-1", "truncated"],
+    ids=["empty", "blank", "binary", "latin-1", "truncated", "deep"],
 )
 def test_unreadable_files_are_refused_with_a_reason(operator_client, data, message):
     response = upload(operator_client, ("bad.json", data))

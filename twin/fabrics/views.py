@@ -10,6 +10,7 @@ from twin.accounts.decorators import role_required
 from twin.accounts.models import Role
 from twin.common.errors import ApplicationError
 from twin.common.pages import paged
+from twin.common.params import id_from_text
 from twin.ingest import ParseOptions
 from twin.runs.forms import FailureForm, PlacementForm, ReplayForm, WhatIfForm
 from twin.simcore.diff import FINDING_CLASSES, SEVERITIES
@@ -46,7 +47,8 @@ SNAPSHOTS_PER_PAGE = 20
 
 def snapshot_of(fabric: Fabric, wanted: str):
     """The fabric's snapshot with id `wanted`, or None (bad or foreign ids are simply not found)."""
-    return fabric.snapshots.select_related("created_by").filter(pk=int(wanted)).first() if wanted.isdigit() else None
+    snapshot_id = id_from_text(wanted)
+    return None if snapshot_id is None else fabric.snapshots.select_related("created_by").filter(pk=snapshot_id).first()
 
 
 def fabric_page(request, fabric_id: int):

@@ -10,7 +10,7 @@ from twin.fabrics.models import Snapshot
 from twin.simcore.errors import TwinCoreError
 
 from .fanout import FANOUT_KINDS
-from .handlers import RUN_HANDLERS
+from .handlers import RUN_HANDLERS, SUBMIT_CHECKS
 from .models import CellStatus, Run, RunCell, RunKind, RunStatus
 from .progress import ProgressReporter, progress_update
 from .realtime import run_broadcast
@@ -43,6 +43,8 @@ def run_create(*, kind: RunKind, snapshot: Snapshot, user=None, params: dict | N
     with transaction.atomic():
         run = Run(kind=kind, snapshot=snapshot, params=params or {}, created_by=user)
         run.full_clean()
+        if kind in SUBMIT_CHECKS:
+            SUBMIT_CHECKS[kind](snapshot=snapshot, params=run.params)
         run.save()
         if kind in FANOUT_KINDS:
             # Planning checks the parameters: an impossible run is refused before any task starts.

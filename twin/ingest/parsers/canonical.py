@@ -109,6 +109,8 @@ def _load(text: str, source_name: str) -> Any:
                 line=error.lineno,
                 expected="valid JSON",
             ) from error
+        except RecursionError as error:
+            raise IngestError("JSON nested too deeply", source=source_name, expected="a twin-fabric document") from error
     try:
         _refuse_anchors_and_aliases(text, source_name)
         return yaml.load(text, Loader=_YAML_LOADER)
