@@ -77,6 +77,32 @@ def test_size_limit_is_checked_before_parsing(operator_client):
     assert Snapshot.objects.count() == 0
 
 
+HUGE_BODY = 250 * 1024 * 1024
+
+
+@pytest.mark.parametrize("signed_in", [True, False], ids=["operator", "anonymous"])
+def test_a_body_declared_over_the_limit_is_refused_before_it_is_read(make_user, signed_in):
+    client = Client()
+    if signed_in:
+        client.force_login(make_user(Role.OPERATOR))
+    # The test client's body is a few bytes, but it says 250 MB: reading it would fail the test
+    # ("Cannot read more than the available bytes"), so the answer must come from the header alone.
+    response = client.post("/api/snapshots/", b"--x--", content_type="multipart/form-data; boundary=x", CONTENT_LENGTH=str(HUGE_BODY))
+    assert response.status_code == 413
+    assert response.json()["detail"] == (
+        "The request is 262,144,000 bytes, larger than the 209,715,200-byte upload limit (TWIN_MAX_UPLOAD_BYTES); nothing was read."
+    )
+    page = client.post("/upload/", b"--x--", content_type="multipart/form-data; boundary=x", CONTENT_LENGTH=str(HUGE_BODY))
+    assert page.status_code == 413 and b"larger than the 209,715,200-byte upload limit" in page.content
+    assert Snapshot.objects.count() == 0
+
+
+def test_a_file_of_the_largest_size_still_fits_with_its_form(operator_client):
+    with override_settings(TWIN_MAX_UPLOAD_BYTES=len(canonical())):
+        response = upload(operator_client, ("exact.json", canonical()))
+    assert response.status_code == 201
+
+
 def test_upload_options_and_plan_role(operator_client):
     response = upload(operator_client, ("plan.json", canonical()), role="plan", fabric="lab")
     assert response.status_code == 201 and response.json()["role"] == "plan"

@@ -1,7 +1,36 @@
 """Requests refused at the door, before any view reads them."""
+from django.conf import settings
+
 from .views import error_page
 
-__all__ = ("NulInQueryMiddleware",)
+__all__ = ("RequestBodyLimitMiddleware", "NulInQueryMiddleware")
+
+# Room for the form fields and multipart boundaries around a file of the largest allowed size.
+FORM_OVERHEAD_BYTES = 1024 * 1024
+
+
+class RequestBodyLimitMiddleware:
+    """Answers 413 when the declared body (Content-Length) is over the upload limit, for every
+    user, signed in or not: nothing reads the body, so nothing parses it into memory. A body
+    sent without a Content-Length (chunked) still meets the per-file check of the upload
+    service."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        try:
+            declared = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            declared = 0  # Django then reads no body either
+        limit = settings.TWIN_MAX_UPLOAD_BYTES
+        if declared > limit + FORM_OVERHEAD_BYTES:
+            return error_page(
+                request,
+                413,
+                f"The request is {declared:,} bytes, larger than the {limit:,}-byte upload limit (TWIN_MAX_UPLOAD_BYTES); nothing was read.",
+            )
+        return self.get_response(request)
 
 
 class NulInQueryMiddleware:
