@@ -129,6 +129,10 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 SESSION_ENGINE = "django.contrib.sessions.backends.db"  # pages work while Redis is down
+# Failed logins for one user name from one address, within the lockout time, that lock them out
+# for that time (twin.accounts.throttle).
+TWIN_LOGIN_FAILURES_ALLOWED = int(os.environ.get("TWIN_LOGIN_FAILURES_ALLOWED", 10))
+TWIN_LOGIN_LOCKOUT_S = int(os.environ.get("TWIN_LOGIN_LOCKOUT_S", 15 * 60))
 
 LANGUAGE_CODE = "en"
 LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
@@ -150,6 +154,16 @@ STORAGES = {
 TWIN_MAX_UPLOAD_BYTES = int(os.environ.get("TWIN_MAX_UPLOAD_BYTES", 200 * 1024 * 1024))
 
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+
+# The cache holds login throttling counts only; Redis, so that every web process shares them.
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": REDIS_URL,
+        "KEY_PREFIX": "twin",
+        "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2},
+    }
+}
 
 CHANNEL_LAYERS = {
     "default": {

@@ -4,6 +4,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from twin.accounts import views as account_views
+from twin.accounts.forms import LoginForm
 from twin.common import views as common_views
 from twin.fabrics import api as fabric_api
 from twin.fabrics import views as fabric_views
@@ -59,7 +60,7 @@ urlpatterns = [
     path("whatif/compare/", simulation_views.whatif_compare_page, name="whatif-compare"),
     path("users/", account_views.user_list, name="user-list"),
     path("users/<int:user_id>/", account_views.user_edit, name="user-edit"),
-    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("login/", auth_views.LoginView.as_view(authentication_form=LoginForm), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("i18n/", include("django.conf.urls.i18n")),
     path("healthz", common_views.liveness, name="liveness"),
