@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from twin.accounts import views as account_views
 from twin.accounts.forms import LoginForm
@@ -36,7 +36,8 @@ api_patterns = [
     path("traces/", simulation_api.TraceUploadApi.as_view(), name="api-trace-upload"),
     path("fabrics/<int:pk>/telemetry/", simulation_api.TelemetryApi.as_view(), name="api-fabric-telemetry"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    # Its set-up script is served as a file of its own, as the Content-Security-Policy requires.
+    path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
 ]
 
 urlpatterns = [

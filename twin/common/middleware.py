@@ -1,9 +1,10 @@
-"""Requests refused at the door, before any view reads them."""
+"""What every request meets at the door: limits checked before any view reads it, and the
+security headers of every answer."""
 from django.conf import settings
 
 from .views import error_page
 
-__all__ = ("RequestBodyLimitMiddleware", "NulInQueryMiddleware")
+__all__ = ("ContentSecurityPolicyMiddleware", "RequestBodyLimitMiddleware", "NulInQueryMiddleware")
 
 # Room for the form fields and multipart boundaries around a file of the largest allowed size.
 FORM_OVERHEAD_BYTES = 1024 * 1024
@@ -46,3 +47,15 @@ class NulInQueryMiddleware:
         if any("\x00" in text for text in texts):
             return error_page(request, 400, "A query parameter contains a NUL character (%00), which no field accepts.")
         return self.get_response(request)
+
+
+class ContentSecurityPolicyMiddleware:
+    """Sends TWIN_CONTENT_SECURITY_POLICY with every answer (Django 5.2 has no CSP of its own)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        response.headers.setdefault("Content-Security-Policy", settings.TWIN_CONTENT_SECURITY_POLICY)
+        return response

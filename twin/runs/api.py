@@ -202,7 +202,10 @@ class RunPlacementExportApi(APIView):
     """A placement run's chosen strategy as a rank -> card/host CSV, a Slurm hostlist or a
     Slurm hostfile (`?strategy=aware&format=csv|hostlist|hostfile`)."""
 
-    @extend_schema(parameters=[OpenApiParameter("strategy", str), OpenApiParameter("format", str, enum=["csv", "hostlist", "hostfile"])])
+    @extend_schema(
+        parameters=[OpenApiParameter("strategy", str), OpenApiParameter("format", str, enum=["csv", "hostlist", "hostfile"])],
+        responses={(200, "text/csv"): OpenApiResponse(description="rank -> card/host CSV, or a Slurm hostlist or hostfile (text/plain)")},
+    )
     def get(self, request, pk: int):
         run = get_object_or_404(Run, pk=pk, kind=RunKind.PLACEMENT)
         if run.status != "succeeded":
@@ -223,7 +226,7 @@ class RunFrameApi(APIView):
     """One frame of a finished replay (`?index=<n>` or `?index=last`): the state at that time,
     complete, as pushed over the websocket."""
 
-    @extend_schema(parameters=[OpenApiParameter("index", str)])
+    @extend_schema(parameters=[OpenApiParameter("index", str)], responses={200: OpenApiResponse(description="{index, frame}")})
     def get(self, request, pk: int):
         playback = get_object_or_404(ReplayPlayback, run_id=pk)
         wanted = request.query_params.get("index", "last")
