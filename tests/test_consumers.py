@@ -48,6 +48,27 @@ def test_viewer_gets_the_snapshot_then_every_change(make_user, small_snapshot):
     async_to_sync(scenario)()
 
 
+def test_an_idle_socket_stays_open_and_still_hears_the_next_change(make_user, small_snapshot):
+    """Nothing happens for 30 s: the consumer's blocking reads on the real Redis (5 s each) must not
+    meet the Redis client's socket timeout, which used to close idle sockets every ~6 s with 1011."""
+    run = Run.objects.create(kind=RunKind.HOP_STATS, snapshot=small_snapshot, seq=1)
+    headers = session_headers(make_user(Role.VIEWER))
+
+    async def scenario():
+        from channels.db import database_sync_to_async
+
+        communicator = WebsocketCommunicator(application, f"/ws/runs/{run.pk}/", headers=headers)
+        connected, _ = await communicator.connect()
+        assert connected
+        assert (await receive_json(communicator))["seq"] == 1
+        assert await communicator.receive_nothing(timeout=31, interval=1)  # idle, and not closed
+        await database_sync_to_async(run_finish)(run_id=run.pk, status=RunStatus.SUCCEEDED, result={})
+        assert (await receive_json(communicator))["run"]["status"] == "succeeded"
+        await communicator.disconnect()
+
+    async_to_sync(scenario)()
+
+
 def test_anonymous_socket_is_closed(small_snapshot):
     run = Run.objects.create(kind=RunKind.HOP_STATS, snapshot=small_snapshot)
 

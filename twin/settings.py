@@ -184,10 +184,18 @@ CACHES = {
     }
 }
 
+# A websocket consumer waits for its next message with a blocking read that Redis answers after
+# at most 5 s (channels_redis' brpop_timeout). The client's socket timeout must be longer, or an
+# idle read times out first and the socket closes with 1011 (redis-py's default is also 5 s).
+CHANNEL_LAYER_SOCKET_TIMEOUT_S = 15
 CHANNEL_LAYERS = {
     "default": {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
-        "CONFIG": {"hosts": [REDIS_URL], "capacity": 200, "expiry": 30},
+        "CONFIG": {
+            "hosts": [{"address": REDIS_URL, "socket_timeout": CHANNEL_LAYER_SOCKET_TIMEOUT_S, "socket_connect_timeout": 2}],
+            "capacity": 200,
+            "expiry": 30,
+        },
     }
 }
 
