@@ -34,12 +34,12 @@ class GroupConsumer(AsyncJsonWebsocketConsumer):
     async def connect(self) -> None:
         user = self.scope.get("user")
         if user is None or not user.is_authenticated:
-            await self.close(code=CLOSE_UNAUTHENTICATED)
+            await self.refuse(CLOSE_UNAUTHENTICATED)
             return
         group = self.group_for(self.scope["url_route"]["kwargs"])
         opening = await self.opening_messages()
         if opening is None:
-            await self.close(code=CLOSE_NOT_FOUND)
+            await self.refuse(CLOSE_NOT_FOUND)
             return
         await self.accept()
         try:
@@ -55,6 +55,12 @@ class GroupConsumer(AsyncJsonWebsocketConsumer):
         current = await self.opening_messages()
         for message in current if current is not None else opening:
             await self.send_json(message)
+
+    async def refuse(self, code: int) -> None:
+        """Accept, then close with `code`: a handshake refused outright reaches the browser as
+        1006 whatever the code, and the page could not tell a final refusal from a dropped line."""
+        await self.accept()
+        await self.close(code=code)
 
     async def disconnect(self, code: int) -> None:
         if self.group is not None:
