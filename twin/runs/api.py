@@ -191,11 +191,11 @@ class RunDetailDataApi(APIView):
 
 
 class RunCancelApi(APIView):
-    """Stop a run; cells not yet started are skipped."""
+    """Stop a run; cells not yet started are skipped. Operators stop their own runs, admins any."""
 
     @extend_schema(request=None, responses={200: RunSerializer})
     def post(self, request, pk: int):
-        return Response(RunSerializer(run_cancel(run=get_object_or_404(Run, pk=pk))).data)
+        return Response(RunSerializer(run_cancel(run=get_object_or_404(Run.objects.select_related("created_by"), pk=pk), user=request.user)).data)
 
 
 class RunPlacementExportApi(APIView):

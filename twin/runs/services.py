@@ -1,6 +1,7 @@
 """Writes to runs: create and queue, execute (whole or as fanned-out cells), finish, cancel."""
 import logging
 
+from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import Count, F
 from django.utils import timezone
@@ -185,8 +186,11 @@ def run_finish(*, run_id: int, status: RunStatus, result: dict | None = None, de
     return run
 
 
-def run_cancel(*, run: Run) -> Run:
-    """Stop a run: cells not yet started are skipped; a cell in progress finishes unused."""
+def run_cancel(*, run: Run, user) -> Run:
+    """Stop a run: cells not yet started are skipped; a cell in progress finishes unused.
+    Raises PermissionDenied unless `user` may cancel it (Run.may_be_cancelled_by)."""
+    if not run.may_be_cancelled_by(user):
+        raise PermissionDenied(f"Run {run.pk} was started by {run.created_by or 'nobody signed in'}; operators may cancel only their own runs, admins any.")
     if run.is_terminal:
         raise ApplicationError(f"Run {run.pk} has already ended ({run.get_status_display().lower()}).")
-    return run_finish(run_id=run.pk, status=RunStatus.CANCELLED, error="Cancelled by a user.")
+    return run_finish(run_id=run.pk, status=RunStatus.CANCELLED, error=f"Cancelled by {user}.")
