@@ -122,6 +122,14 @@ def test_whatif_factor_too_large_for_any_number_of_cards_is_refused(operator_cli
     assert Run.objects.count() == 0
 
 
+def test_placement_the_snapshot_cannot_hold_is_refused_at_submit(operator_client, small_snapshot):
+    params = {"job": {"tp": 8, "dp": 16}}
+    response = operator_client.post("/api/runs/", {"kind": "placement", "snapshot": small_snapshot.pk, "params": params}, content_type="application/json")
+    assert response.status_code == 400
+    assert response.json()["detail"] == "TP x PP x DP = 128 ranks; small v1 has 64 cards."
+    assert Run.objects.count() == 0
+
+
 @pytest.mark.parametrize(
     ("training", "message"),
     [

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from twin.fabrics.selectors import snapshot_spec_get
 from twin.simcore.hops import hop_statistics
 from twin.simulations.replays import replay_check, replay_compute
-from twin.simulations.services import collective_simulate, job_from_params, placement_compare
+from twin.simulations.services import collective_simulate, job_from_params, placement_check, placement_compare
 
 from .models import Run, RunKind
 
@@ -66,5 +66,6 @@ RUN_HANDLERS: dict[str, Callable[[Run, ProgressCallback], RunOutput]] = {
 # Checks that refuse, when a run is submitted, what its worker could not do (ApplicationError);
 # fanned-out kinds check their parameters by planning their cells instead.
 SUBMIT_CHECKS: dict[str, Callable[..., object]] = {
+    RunKind.PLACEMENT: placement_check,
     RunKind.REPLAY: replay_check,
 }

@@ -32,6 +32,7 @@ from twin.traces import (
 )
 
 from .models import ReplayPlayback, TelemetryState, TraceFile
+from .services import job_fits_check
 
 __all__ = (
     "trace_file_create", "replay_check", "trace_of", "replay_compute", "replay_group", "playback_state", "playback_command",
@@ -84,10 +85,7 @@ def replay_check(*, snapshot: Snapshot, params: dict) -> TraceFile | None:
         if trace_file is None:
             raise ApplicationError(f"Trace {params['trace_file']} is not a trace of {snapshot.fabric.name}.")
         return trace_file
-    job = params["training"]
-    world = job["tp"] * job.get("pp", 1) * job["dp"]
-    if world > snapshot.card_count:
-        raise ApplicationError(f"TP x PP x DP = {world:,} ranks; {snapshot.fabric.name} v{snapshot.version} has {snapshot.card_count:,} cards.")
+    job_fits_check(snapshot=snapshot, job=params["training"])
     return None
 
 
