@@ -69,5 +69,14 @@ class GroupConsumer(AsyncJsonWebsocketConsumer):
             except Exception:  # noqa: BLE001 - nothing to clean up if Redis is gone
                 pass
 
+    async def receive(self, text_data=None, bytes_data=None, **kwargs) -> None:
+        """A message that is not JSON (binary, malformed, or nested too deep to read) reaches
+        `receive_json` as None, for it to answer, instead of ending the socket with 1011."""
+        try:
+            content = await self.decode_json(text_data) if text_data else None
+        except (ValueError, RecursionError):
+            content = None
+        await self.receive_json(content, **kwargs)
+
     async def receive_json(self, content, **kwargs) -> None:
         """Viewers only listen; anything they send is ignored."""
