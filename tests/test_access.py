@@ -1,4 +1,7 @@
 """Every page, API endpoint and websocket needs a logged-in user; roles decide what they may do."""
+import time
+import uuid
+
 import pytest
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
@@ -62,6 +65,50 @@ def test_login_with_password(make_user):
     response = client.post("/login/", {"username": "ops", "password": PASSWORD, "csrfmiddlewaretoken": token})
     assert response.status_code == 302
     assert client.get("/").status_code == 200
+
+
+def fresh_name(prefix: str) -> str:
+    """A user name of its own: throttling counts live in the real Redis, which outlives a test."""
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def log_in(client: Client, path: str, username: str, password: str):
+    return client.post(path, {"username": username, "password": password}, REMOTE_ADDR="10.0.0.7")
+
+
+@pytest.mark.parametrize("path", ["/login/", "/admin/login/"])
+def test_ten_failed_logins_lock_the_name_out_even_for_an_admin(make_user, path):
+    from tests.conftest import PASSWORD
+
+    admin = make_user(Role.ADMIN, username=fresh_name("boss"))
+    admin.is_staff = True  # Django's admin site lets in staff only
+    admin.save()
+    client = Client()
+    for _ in range(10):
+        assert b"Please enter" in log_in(client, path, admin.username, "wrong").content
+    refused = log_in(client, path, admin.username, PASSWORD)
+    assert refused.status_code == 200 and "_auth_user_id" not in client.session
+    assert b"Too many failed logins for this user name from your address. Try again in 15 minutes." in refused.content
+    # Another address, or another name from this one, is not locked.
+    assert client.post(path, {"username": admin.username, "password": PASSWORD}, REMOTE_ADDR="10.0.0.8").status_code == 302
+
+
+def test_a_good_login_clears_the_failures_and_the_lockout_ends(make_user, settings):
+    from tests.conftest import PASSWORD
+
+    settings.TWIN_LOGIN_FAILURES_ALLOWED, settings.TWIN_LOGIN_LOCKOUT_S = 3, 2
+    user = make_user(Role.VIEWER, username=fresh_name("ops"))
+    for _ in range(2):
+        log_in(Client(), "/login/", user.username, "wrong")
+    assert log_in(Client(), "/login/", user.username, PASSWORD).status_code == 302
+    for _ in range(2):
+        log_in(Client(), "/login/", user.username, "wrong")
+    assert log_in(Client(), "/login/", user.username, PASSWORD).status_code == 302  # counted afresh
+    for _ in range(3):
+        log_in(Client(), "/login/", user.username, "wrong")
+    assert b"Try again in 1 minute." in log_in(Client(), "/login/", user.username, PASSWORD).content
+    time.sleep(2.1)
+    assert log_in(Client(), "/login/", user.username, PASSWORD).status_code == 302
 
 
 def test_csrf_is_enforced_on_the_session_api(make_user):

@@ -2,6 +2,7 @@
 (PostgreSQL in CI) and a Redis this test controls: log in, open the demo fabric, start a run,
 watch progress and result arrive over the websocket; then lose Redis and get it back."""
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,16 @@ def browser():
         browser.close()
 
 
+def wait_until(page, expression: str, timeout_ms: int) -> None:
+    """Poll a JavaScript expression until it is true. Playwright's wait_for_function compiles its
+    predicate with eval, which the pages' Content-Security-Policy forbids; evaluate is exempt."""
+    deadline = time.monotonic() + timeout_ms / 1000
+    while not page.evaluate(expression):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not true within {timeout_ms} ms: {expression}")
+        page.wait_for_timeout(100)
+
+
 def log_in(page, base_url: str) -> None:
     page.goto(base_url + "/")
     assert "/login/" in page.url
@@ -46,12 +57,14 @@ def test_login_run_and_redis_outage(tmp_path, stack_database_url, browser):
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             frames: list[str] = []
             page.on("websocket", lambda ws: ws.on("framereceived", lambda payload: frames.append(payload)))
+            refused = []  # what the Content-Security-Policy blocked, as Chromium reports it
+            page.on("console", lambda message: refused.append(message.text) if "Content Security Policy" in message.text else None)
 
             log_in(page, stack.base_url)
             page.click("text=demo-supernode")
             page.wait_for_selector("#snapshot-summary")
             assert "1024" in page.inner_text("#snapshot-summary")
-            page.wait_for_function("document.querySelector('#fabric-map').dataset.nodes === '1072'", timeout=20000)
+            wait_until(page, "document.querySelector('#fabric-map').dataset.nodes === '1072'", timeout_ms=20000)
 
             page.click("#start-hop-stats")
             page.wait_for_selector(".run-widget[data-status=succeeded]", timeout=60000)
@@ -77,6 +90,7 @@ def test_login_run_and_redis_outage(tmp_path, stack_database_url, browser):
             page.wait_for_selector("#live-status", state="hidden", timeout=60000)
             page.click("#start-hop-stats")
             page.wait_for_selector("#run-slot .run-widget[data-status=succeeded]", timeout=90000)
+            assert refused == []
     finally:
         redis.stop()
         shutil.rmtree(tmp_path / "redis", ignore_errors=True)
@@ -115,7 +129,7 @@ def test_upload_with_progress_and_live_news_for_other_viewers(tmp_path, stack_da
             watcher.goto(stack.base_url + uploader.get_attribute("#upload-open", "href"))
             watcher.wait_for_selector("#snapshot-summary")
             # Its map: 8 HCAs, 3 switches and 3 SHARP aggregation nodes.
-            watcher.wait_for_function("document.querySelector('#fabric-map').dataset.nodes === '14'", timeout=20000)
+            wait_until(watcher, "document.querySelector('#fabric-map').dataset.nodes === '14'", timeout_ms=20000)
             watcher.screenshot(path=str(ARTIFACTS / "upload-ibnetdiscover-map.png"))
             watcher.wait_for_timeout(1000)  # let the fabric socket connect before the next upload
 
@@ -152,7 +166,7 @@ def test_map_search_details_path_and_diff_overlay(tmp_path, stack_database_url, 
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             log_in(page, stack.base_url)
             page.click("text=demo-supernode")
-            page.wait_for_function("document.querySelector('#fabric-map').dataset.nodes === '1072'", timeout=20000)
+            wait_until(page, "document.querySelector('#fabric-map').dataset.nodes === '1072'", timeout_ms=20000)
             page.screenshot(path=str(ARTIFACTS / "map-1-demo.png"))
 
             search = page.locator(".tmap-search-input")
@@ -167,7 +181,7 @@ def test_map_search_details_path_and_diff_overlay(tmp_path, stack_database_url, 
             search.fill("card-1000")
             page.wait_for_selector(".tmap-results li[role=option] strong:text('card-1000')", timeout=10000)
             search.press("Enter")
-            page.wait_for_function("document.querySelector('#fabric-map').dataset.pathHops === '3'", timeout=15000)
+            wait_until(page, "document.querySelector('#fabric-map').dataset.pathHops === '3'", timeout_ms=15000)
             page.screenshot(path=str(ARTIFACTS / "map-3-path.png"))
 
             if page.get_attribute(".tmap-path", "aria-pressed") == "true":
@@ -186,7 +200,7 @@ def test_map_search_details_path_and_diff_overlay(tmp_path, stack_database_url, 
             page.wait_for_selector("#upload-open", timeout=60000)
             page.click("#upload-open")
             page.click("#snapshot-table a:text('on the map')")
-            page.wait_for_function("Number(document.querySelector('#fabric-map').dataset.diffFindings) >= 2", timeout=30000)
+            wait_until(page, "Number(document.querySelector('#fabric-map').dataset.diffFindings) >= 2", timeout_ms=30000)
             page.screenshot(path=str(ARTIFACTS / "map-4-diff.png"))
     finally:
         redis.stop()
@@ -214,7 +228,7 @@ def test_replay_player_and_whatif_report_from_the_fabric_page(tmp_path, stack_da
             page.wait_for_selector("#replay-player .replay-play", timeout=20000)
             page.select_option("#replay-player .replay-speed", value="0")  # every frame, 10 a second
             page.click("#replay-player .replay-play")
-            page.wait_for_function("Number(document.querySelector('#replay-player .replay-timeline').value) >= 5", timeout=30000)
+            wait_until(page, "Number(document.querySelector('#replay-player .replay-timeline').value) >= 5", timeout_ms=30000)
             page.click("#replay-player .replay-play")  # pause
             page.wait_for_timeout(500)
             assert 5 <= int(page.eval_on_selector("#replay-player .replay-timeline", "el => el.value")) < 100

@@ -85,6 +85,6 @@ def test_settings_from_environment(tmp_path):
             "REDIS_URL": "redis://cache:6380/2",
         },
         "settings.DEBUG, settings.SECRET_KEY, settings.ALLOWED_HOSTS, settings.DATABASES['default']['NAME'], "
-        "settings.CELERY_BROKER_URL, settings.CHANNEL_LAYERS['default']['CONFIG']['hosts']",
+        "settings.CELERY_BROKER_URL, settings.CHANNEL_LAYERS['default']['CONFIG']['hosts'][0]['address']",
     )
-    assert out == "True s3cret ['twin.example', '10.0.0.5'] fabric redis://cache:6380/2 ['redis://cache:6380/2']"
+    assert out == "True s3cret ['twin.example', '10.0.0.5'] fabric redis://cache:6380/2 redis://cache:6380/2"

@@ -14,6 +14,7 @@ from django.db import connection
 from tests.test_runs import wait_for
 from twin.fabrics.services import snapshot_create
 from twin.runs.models import CellStatus, Run, RunCell, RunKind, RunStatus
+from twin.accounts.models import Role
 from twin.runs.services import run_cancel, run_create
 from twin.simcore.generate import supernode
 
@@ -21,8 +22,8 @@ ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def worst_switch_run(snapshot, **workload) -> Run:
-    return run_create(kind=RunKind.FAILURES, snapshot=snapshot, params={"worst": "switch", "workload": {"collective": "allreduce", "size_bytes": 2**26, "algorithm": "ring", **workload}})
+def worst_switch_run(snapshot, user=None, **workload) -> Run:
+    return run_create(kind=RunKind.FAILURES, snapshot=snapshot, user=user, params={"worst": "switch", "workload": {"collective": "allreduce", "size_bytes": 2**26, "algorithm": "ring", **workload}})
 
 
 def test_failure_search_fans_out_and_assembles_once(celery_worker, small_snapshot):
@@ -50,12 +51,12 @@ def test_chosen_elements_and_bad_ones(celery_worker, small_snapshot):
     assert run.result["worst"]["elements"] == ["spine-01", "spine-02"] and run.result["worst"]["cards_cut_off_count"] == 0
 
 
-def test_cancelled_run_skips_its_remaining_cells(small_snapshot):
-    run = worst_switch_run(small_snapshot)  # no worker yet: everything waits in the broker
+def test_cancelled_run_skips_its_remaining_cells(make_user, small_snapshot):
+    run = worst_switch_run(small_snapshot, user=make_user(Role.OPERATOR))  # no worker yet: everything waits in the broker
     from twin.runs.services import run_execute
 
     run_execute(run_id=run.pk)  # creates the cells and queues them
-    run_cancel(run=Run.objects.get(pk=run.pk))
+    run_cancel(run=Run.objects.get(pk=run.pk), user=run.created_by)
     from twin.runs.services import cell_execute
 
     for cell in RunCell.objects.filter(run=run):

@@ -38,8 +38,9 @@ def upload(client, *files: tuple[str, bytes], **fields):
         (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "binary file"),
         ("format: twin-fabric\nname: é\n".encode("latin-1"), "is not UTF-8"),
         (canonical()[:700], "malformed JSON"),
+        (b'{"format": "twin-fabric", "attrs": ' + b"[" * 10_000 + b"]" * 10_000 + b"}", "JSON nested too deeply"),
     ],
-    ids=["empty", "blank", "binary", "latin-1", "truncated"],
+    ids=["empty", "blank", "binary", "latin-1", "truncated", "deep"],
 )
 def test_unreadable_files_are_refused_with_a_reason(operator_client, data, message):
     response = upload(operator_client, ("bad.json", data))
@@ -47,6 +48,14 @@ def test_unreadable_files_are_refused_with_a_reason(operator_client, data, messa
     body = response.json()
     assert message in body["detail"] and body["files"][0]["source"] == "bad.json"
     assert Snapshot.objects.count() == 0
+
+
+def test_yaml_alias_bomb_is_refused_and_nothing_is_stored(operator_client):
+    bomb = (Path(__file__).parent / "data/canonical/billion-laughs.yaml").read_bytes()
+    response = upload(operator_client, ("lol.yaml", bomb))
+    assert response.status_code == 400
+    assert response.json()["files"][0]["detail"].startswith("lol.yaml line 5: YAML anchor 'a' is not allowed")
+    assert Fabric.objects.count() == 0 and Snapshot.objects.count() == 0
 
 
 def test_every_bad_file_is_reported_and_nothing_is_stored(operator_client):
@@ -66,6 +75,32 @@ def test_size_limit_is_checked_before_parsing(operator_client):
     assert response.status_code == 400
     assert "100-byte limit" in response.json()["detail"] and response.json()["limit_bytes"] == 100
     assert Snapshot.objects.count() == 0
+
+
+HUGE_BODY = 250 * 1024 * 1024
+
+
+@pytest.mark.parametrize("signed_in", [True, False], ids=["operator", "anonymous"])
+def test_a_body_declared_over_the_limit_is_refused_before_it_is_read(make_user, signed_in):
+    client = Client()
+    if signed_in:
+        client.force_login(make_user(Role.OPERATOR))
+    # The test client's body is a few bytes, but it says 250 MB: reading it would fail the test
+    # ("Cannot read more than the available bytes"), so the answer must come from the header alone.
+    response = client.post("/api/snapshots/", b"--x--", content_type="multipart/form-data; boundary=x", CONTENT_LENGTH=str(HUGE_BODY))
+    assert response.status_code == 413
+    assert response.json()["detail"] == (
+        "The request is 262,144,000 bytes, larger than the 209,715,200-byte upload limit (TWIN_MAX_UPLOAD_BYTES); nothing was read."
+    )
+    page = client.post("/upload/", b"--x--", content_type="multipart/form-data; boundary=x", CONTENT_LENGTH=str(HUGE_BODY))
+    assert page.status_code == 413 and b"larger than the 209,715,200-byte upload limit" in page.content
+    assert Snapshot.objects.count() == 0
+
+
+def test_a_file_of_the_largest_size_still_fits_with_its_form(operator_client):
+    with override_settings(TWIN_MAX_UPLOAD_BYTES=len(canonical())):
+        response = upload(operator_client, ("exact.json", canonical()))
+    assert response.status_code == 201
 
 
 def test_upload_options_and_plan_role(operator_client):

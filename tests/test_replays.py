@@ -104,6 +104,30 @@ def test_viewers_cannot_drive_the_player(small_snapshot, make_user):
     assert ReplayPlayback.objects.get(run=run).playing is False
 
 
+@pytest.mark.parametrize("message", [{"text_data": "[" * 100_000}, {"text_data": "{not json"}, {"bytes_data": b"\x00"}], ids=["deep", "malformed", "binary"])
+def test_a_message_that_is_no_json_is_answered_and_the_socket_stays(small_snapshot, make_user, message):
+    run = Run.objects.create(kind="replay", snapshot=small_snapshot, status=RunStatus.SUCCEEDED, params={})
+    from twin.simulations.replays import replay_compute
+
+    run.params = {"training": {"model_params": 1e9, "tp": 8, "dp": 2, "hidden_size": 2048, "seq_len": 1024}, "max_frames": 10}
+    summary, detail = replay_compute(run)
+    Run.objects.filter(pk=run.pk).update(result=summary, detail=detail)
+    headers = session_headers(make_user(Role.OPERATOR))
+
+    async def scenario():
+        communicator = WebsocketCommunicator(application, f"/ws/replays/{run.pk}/", headers=headers)
+        connected, _ = await communicator.connect()
+        assert connected
+        await communicator.receive_from(timeout=5)  # the player's state
+        await communicator.receive_from(timeout=5)  # and its frame
+        await communicator.send_to(**message)
+        reply = json.loads(await communicator.receive_from(timeout=5))
+        assert reply == {"type": "replay.error", "detail": 'Expected a JSON object like {"action": "play"}.'}
+        await communicator.disconnect()
+
+    async_to_sync(scenario)()
+
+
 def test_trace_upload_checks_the_file(operator_client, small_snapshot):
     fits = "\n".join(
         ['{"format": "twin-trace", "version": 1, "name": "fits"}']

@@ -134,3 +134,22 @@ def test_run_list_filters_sorts_and_pages(viewer_client, small_snapshot):
     only = viewer_client.get("/runs/", {"kind": "collective", "status": "failed"}).content.decode()
     assert "Hop-distance statistics" not in only.split('id="run-table"')[1] and "Collective simulation" in only
     assert viewer_client.get("/runs/", {"sort": "nonsense", "page": "999"}).status_code == 200
+
+
+@pytest.mark.django_db
+def test_operators_cancel_only_their_own_runs_and_admins_any(make_user, small_snapshot):
+    from tests.conftest import logged_in_client
+    from twin.accounts.models import Role
+
+    alice, bob, admin = make_user(Role.OPERATOR, "alice"), make_user(Role.OPERATOR, "bob"), make_user(Role.ADMIN, "root")
+    alices = Run.objects.create(kind=RunKind.HOP_STATS, snapshot=small_snapshot, created_by=alice)
+    bobs = Run.objects.create(kind=RunKind.HOP_STATS, snapshot=small_snapshot, created_by=bob)
+    refused = logged_in_client(bob).post(f"/api/runs/{alices.pk}/cancel/")
+    assert refused.status_code == 403
+    assert refused.json()["detail"] == f"Run {alices.pk} was started by alice; operators may cancel only their own runs, admins any."
+    assert Run.objects.get(pk=alices.pk).status == RunStatus.PENDING
+    # The run page offers the button only where it would work.
+    assert b'data-can-cancel="false"' in logged_in_client(bob).get(f"/runs/{alices.pk}/").content
+    assert b'data-can-cancel="true"' in logged_in_client(alice).get(f"/runs/{alices.pk}/").content
+    assert logged_in_client(alice).post(f"/api/runs/{alices.pk}/cancel/").json()["error"] == "Cancelled by alice."
+    assert logged_in_client(admin).post(f"/api/runs/{bobs.pk}/cancel/").json()["status"] == "cancelled"

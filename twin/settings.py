@@ -38,14 +38,32 @@ SECRET_KEY = os.environ.get("SECRET_KEY") or secret_key_from_data_dir()
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", "")
 
-# Behind TLS (TWIN_HTTPS=1) cookies are marked secure and HTTP is redirected.
+# Behind TLS (TWIN_HTTPS=1) cookies are marked secure, HTTP is redirected, and browsers are told
+# to use HTTPS only (HSTS) for a year, subdomains included.
 if env_bool("TWIN_HTTPS"):
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
     SECURE_SSL_REDIRECT = True
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_HSTS_SECONDS = int(os.environ.get("TWIN_HSTS_SECONDS", 365 * 24 * 3600))
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("TWIN_HSTS_INCLUDE_SUBDOMAINS", True)
+    SECURE_HSTS_PRELOAD = env_bool("TWIN_HSTS_PRELOAD", True)  # effective only once submitted to the browsers' list
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
+# Scripts come only from our own files: no inline script, handler or eval. Inline styles are
+# allowed: the what-if report embeds matplotlib's SVG figures, which style every shape inline,
+# and Swagger UI sets styles too; a style runs no code. 'self' covers the page's own websockets.
+TWIN_CONTENT_SECURITY_POLICY = "; ".join((
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data:",
+    "connect-src 'self'",
+    "object-src 'none'",
+    "base-uri 'self'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+))
 
 INSTALLED_APPS = [
     "daphne",
@@ -70,12 +88,15 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "twin.common.middleware.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "twin.common.middleware.RequestBodyLimitMiddleware",
+    "twin.common.middleware.NulInQueryMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "twin.accounts.middleware.LoginRequiredMiddleware",
@@ -127,6 +148,10 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 SESSION_ENGINE = "django.contrib.sessions.backends.db"  # pages work while Redis is down
+# Failed logins for one user name from one address, within the lockout time, that lock them out
+# for that time (twin.accounts.throttle).
+TWIN_LOGIN_FAILURES_ALLOWED = int(os.environ.get("TWIN_LOGIN_FAILURES_ALLOWED", 10))
+TWIN_LOGIN_LOCKOUT_S = int(os.environ.get("TWIN_LOGIN_LOCKOUT_S", 15 * 60))
 
 LANGUAGE_CODE = "en"
 LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
@@ -143,7 +168,8 @@ STORAGES = {
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
 
-# Largest topology file accepted, checked before it is read (a 16k-card dump is a few tens of MB).
+# Largest topology file accepted (a 16k-card dump is a few tens of MB). A request declaring a
+# larger body is refused before it is read.
 TWIN_MAX_UPLOAD_BYTES = int(os.environ.get("TWIN_MAX_UPLOAD_BYTES", 200 * 1024 * 1024))
 # Archives of per-node files (.tar, .tar.gz, .zip; docs/formats/archives.md): at most this many
 # entries, unpacking to at most this many bytes in all (each member at most TWIN_MAX_UPLOAD_BYTES),
@@ -154,10 +180,28 @@ TWIN_ARCHIVE_MAX_RATIO = float(os.environ.get("TWIN_ARCHIVE_MAX_RATIO", 200))
 
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
 
+# The cache holds login throttling counts only; Redis, so that every web process shares them.
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": REDIS_URL,
+        "KEY_PREFIX": "twin",
+        "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2},
+    }
+}
+
+# A websocket consumer waits for its next message with a blocking read that Redis answers after
+# at most 5 s (channels_redis' brpop_timeout). The client's socket timeout must be longer, or an
+# idle read times out first and the socket closes with 1011 (redis-py's default is also 5 s).
+CHANNEL_LAYER_SOCKET_TIMEOUT_S = 15
 CHANNEL_LAYERS = {
     "default": {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
-        "CONFIG": {"hosts": [REDIS_URL], "capacity": 200, "expiry": 30},
+        "CONFIG": {
+            "hosts": [{"address": REDIS_URL, "socket_timeout": CHANNEL_LAYER_SOCKET_TIMEOUT_S, "socket_connect_timeout": 2}],
+            "capacity": 200,
+            "expiry": 30,
+        },
     }
 }
 
@@ -190,6 +234,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "twin.common.api.exception_handler",
+    "DEFAULT_PARSER_CLASSES": ["twin.common.api.JSONParser", "rest_framework.parsers.FormParser", "rest_framework.parsers.MultiPartParser"],
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
     # `?format=` belongs to our endpoints (export json|graphml, diff json|csv), not to DRF negotiation.
     "URL_FORMAT_OVERRIDE": None,
@@ -204,6 +249,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # The health endpoint's two states, for database and Redis alike: one name for both.
+    "ENUM_NAME_OVERRIDES": {"ServiceStateEnum": ["ok", "unavailable"]},
 }
 
 LOGGING = {

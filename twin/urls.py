@@ -1,9 +1,10 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from twin.accounts import views as account_views
+from twin.accounts.forms import LoginForm
 from twin.common import views as common_views
 from twin.fabrics import api as fabric_api
 from twin.fabrics import views as fabric_views
@@ -35,7 +36,8 @@ api_patterns = [
     path("traces/", simulation_api.TraceUploadApi.as_view(), name="api-trace-upload"),
     path("fabrics/<int:pk>/telemetry/", simulation_api.TelemetryApi.as_view(), name="api-fabric-telemetry"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    # Its set-up script is served as a file of its own, as the Content-Security-Policy requires.
+    path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
 ]
 
 urlpatterns = [
@@ -60,7 +62,7 @@ urlpatterns = [
     path("whatif/compare/", simulation_views.whatif_compare_page, name="whatif-compare"),
     path("users/", account_views.user_list, name="user-list"),
     path("users/<int:user_id>/", account_views.user_edit, name="user-edit"),
-    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("login/", auth_views.LoginView.as_view(authentication_form=LoginForm), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("i18n/", include("django.conf.urls.i18n")),
     path("healthz", common_views.liveness, name="liveness"),

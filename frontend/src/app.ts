@@ -2,6 +2,7 @@
 // and wires each feature that is present on the page.
 
 import { wireCollectiveForm } from "./collectiveForm";
+import { submitOnChange } from "./dom";
 import { mountFabricLive } from "./fabricLive";
 import { numberFormatters } from "./format";
 import { jsonClient, readCookie } from "./http";
@@ -31,6 +32,7 @@ export function startApp(doc: Document): void {
   const http = jsonClient(fetchImpl, csrfToken);
 
   localizeTimes(doc);
+  submitOnChange(doc);
 
   const banner = doc.getElementById("live-status");
   const healthUrl = doc.body.dataset["healthUrl"] ?? "/api/health/";

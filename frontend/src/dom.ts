@@ -21,3 +21,11 @@ export function element<K extends keyof HTMLElementTagNameMap>(
   }
   return node;
 }
+
+// Menus that take effect as soon as they change (the language menu) send their form then; the
+// Content-Security-Policy forbids the inline onchange handler that would otherwise do it.
+export function submitOnChange(doc: Document): void {
+  for (const select of doc.querySelectorAll<HTMLSelectElement>("select[data-submit-on-change]")) {
+    select.addEventListener("change", () => select.form?.submit());
+  }
+}

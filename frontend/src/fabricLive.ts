@@ -124,6 +124,7 @@ export function mountFabricLive(banner: HTMLElement, context: FabricLiveContext)
       telemetry?.connected();
     },
     onDisconnected: reporter.onDisconnected,
+    onRejected: reporter.onRejected,
     // The server sends nothing until a snapshot lands, so a connection that
     // has simply stayed up for the longest retry delay counts as healthy.
     stableAfterMs: RECONNECT_BACKOFF.capMs,

@@ -6,6 +6,8 @@ const en = {
   "banner.brokerDown":
     "Live updates and background work are unavailable: the message broker (Redis) cannot be reached. Retrying…",
   "banner.serverUnreachable": "The server cannot be reached. Retrying…",
+  "banner.loggedOut": "You are logged out, so live updates have stopped. Log in again and reload the page.",
+  "banner.gone": "What this page shows no longer exists, so live updates have stopped.",
 
   "run.status.pending": "Pending",
   "run.status.running": "Running",
@@ -357,6 +359,8 @@ export type MessageKey = keyof typeof en;
 const zhHans: Record<MessageKey, string> = {
   "banner.brokerDown": "实时更新和后台任务不可用：无法连接消息代理（Redis）。正在重试…",
   "banner.serverUnreachable": "无法连接服务器。正在重试…",
+  "banner.loggedOut": "您已退出登录，实时更新已停止。请重新登录并刷新页面。",
+  "banner.gone": "此页面显示的内容已不存在，实时更新已停止。",
 
   "run.status.pending": "等待中",
   "run.status.running": "运行中",

@@ -7,6 +7,7 @@ import {
   type BannerMessage,
   type HealthCheckResult,
 } from "./liveStatus";
+import { translator } from "./i18n";
 import { FakeTimers } from "./testing/fakes";
 
 describe("bannerForHealth", () => {
@@ -112,7 +113,7 @@ describe("LiveStatusMonitor", () => {
 describe("connectionReporter", () => {
   it("checks on every drop and once when a dropped socket is back, not on a first connect", () => {
     let checks = 0;
-    const reporter = connectionReporter({ check: () => (checks += 1) });
+    const reporter = connectionReporter({ check: () => (checks += 1), rejected: () => undefined });
     reporter.onConnected();
     expect(checks).toBe(0);
     reporter.onDisconnected();
@@ -121,5 +122,26 @@ describe("connectionReporter", () => {
     reporter.onConnected();
     reporter.onConnected();
     expect(checks).toBe(3);
+  });
+});
+
+describe("a socket the server refuses for good", () => {
+  it.each([
+    [4401, "banner.loggedOut"],
+    [4404, "banner.gone"],
+  ] as const)("close code %i shows %s, and no later health check hides it", async (code, banner) => {
+    const health = new ScriptedHealth();
+    const { monitor, banners } = monitorWith(health);
+    const reporter = connectionReporter(monitor);
+    reporter.onRejected(code);
+    expect(banners).toEqual([banner]);
+    monitor.check();
+    await health.answer("ok");
+    expect(banners).toEqual([banner, banner]);
+  });
+
+  it("says why in both languages", () => {
+    expect(translator("en")("banner.loggedOut")).toMatch(/logged out/);
+    expect(translator("zh-hans")("banner.gone")).toBe("此页面显示的内容已不存在，实时更新已停止。");
   });
 });

@@ -44,6 +44,11 @@ export function bannerForHealth(check: HealthCheckResult): BannerMessage | null 
   return redis === "ok" ? null : "banner.brokerDown";
 }
 
+/** The banner for a socket the server closed for good (FINAL_CLOSE_CODES). */
+export function bannerForRejection(code: number): BannerMessage {
+  return code === 4401 ? "banner.loggedOut" : "banner.gone";
+}
+
 export interface LiveStatusOptions {
   readonly checkHealth: () => Promise<HealthCheckResult>;
   readonly showBanner: (message: BannerMessage | null) => void;
@@ -57,8 +62,16 @@ export class LiveStatusMonitor {
   private recheckRequested = false;
   private retryTimer: number | null = null;
   private failedChecks = 0;
+  /** Set once a socket is refused for good: no later health check can make it right. */
+  private rejection: BannerMessage | null = null;
 
   constructor(private readonly options: LiveStatusOptions) {}
+
+  /** A socket was closed with a final code: say why, for the rest of the page's life. */
+  rejected(code: number): void {
+    this.rejection = bannerForRejection(code);
+    this.options.showBanner(this.rejection);
+  }
 
   /** Checks health now (or right after the check in flight). */
   check(): void {
@@ -79,7 +92,7 @@ export class LiveStatusMonitor {
 
   private settle(banner: BannerMessage | null): void {
     this.inFlight = false;
-    this.options.showBanner(banner);
+    this.options.showBanner(this.rejection ?? banner);
     if (this.recheckRequested) {
       this.recheckRequested = false;
       this.check();
@@ -101,14 +114,16 @@ export class LiveStatusMonitor {
 export interface ConnectionReporter {
   onConnected(): void;
   onDisconnected(): void;
+  onRejected(code: number): void;
 }
 
 /**
- * Socket callbacks that keep the banner current: a check on every drop, and
- * one more when a dropped socket is back. The page already checked on load,
- * so a first connect needs none.
+ * Socket callbacks that keep the banner current: a check on every drop, one
+ * more when a dropped socket is back, and the reason when the server refused
+ * the socket for good. The page already checked on load, so a first connect
+ * needs none.
  */
-export function connectionReporter(monitor: Pick<LiveStatusMonitor, "check">): ConnectionReporter {
+export function connectionReporter(monitor: Pick<LiveStatusMonitor, "check" | "rejected">): ConnectionReporter {
   let wasDisconnected = false;
   return {
     onConnected: () => {
@@ -121,5 +136,6 @@ export function connectionReporter(monitor: Pick<LiveStatusMonitor, "check">): C
       wasDisconnected = true;
       monitor.check();
     },
+    onRejected: (code) => monitor.rejected(code),
   };
 }

@@ -54,8 +54,8 @@ export interface ReconnectingSocketOptions {
   readonly onConnected: () => void;
   /** The socket dropped (or failed to open); a retry is scheduled. */
   readonly onDisconnected: () => void;
-  /** The server closed with one of FINAL_CLOSE_CODES; nothing more will happen. */
-  readonly onRejected?: ((code: number) => void) | undefined;
+  /** The server closed with one of FINAL_CLOSE_CODES; nothing more will happen. Owners say why. */
+  readonly onRejected: (code: number) => void;
   /**
    * For sockets the server may leave silent for long: once a connection has
    * stayed open this long, the next drop retries from the shortest delay
@@ -181,7 +181,7 @@ export class ReconnectingSocket {
     }
     if (FINAL_CLOSE_CODES.has(code)) {
       this.stopped = true;
-      this.options.onRejected?.(code);
+      this.options.onRejected(code);
       return;
     }
     this.options.onDisconnected();

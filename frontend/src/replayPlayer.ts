@@ -452,7 +452,10 @@ export function mountReplayPlayer(host: HTMLElement, context: ReplayPlayerContex
             reporter.onDisconnected();
             goLocal();
           },
-          onRejected: () => goLocal(),
+          onRejected: (code) => {
+            reporter.onRejected(code);
+            goLocal();
+          },
           openSocket: context.openSocket,
           timers: context.timers,
           random: context.random,

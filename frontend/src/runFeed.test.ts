@@ -19,6 +19,7 @@ function startFeed(): Harness {
     onRun: (run, frames) => shown.push({ status: run.status, progress: run.progress, frames }),
     onConnected: () => events.push("connected"),
     onDisconnected: () => events.push("disconnected"),
+    onRejected: (code) => events.push(`rejected ${code}`),
     openSocket: FakeWebSocket.open,
     timers,
     random: () => 0,
@@ -157,6 +158,7 @@ describe("RunFeed reconnects", () => {
       onRun: () => undefined,
       onConnected: () => events.push("connected"),
       onDisconnected: () => events.push("disconnected"),
+      onRejected: (code) => events.push(`rejected ${code}`),
       openSocket: () => {
         throw new SyntaxError("invalid URL");
       },
@@ -172,7 +174,7 @@ describe("RunFeed reconnects", () => {
     const { timers, events } = startFeed();
     FakeWebSocket.latest().serverDrops(4404);
     expect(timers.pending).toHaveLength(0);
-    expect(events).not.toContain("disconnected");
+    expect(events).toEqual(["rejected 4404"]);
   });
 
   it("stop() cancels a pending reconnect", () => {

@@ -20,6 +20,8 @@ export interface RunFeedOptions {
   readonly onConnected: () => void;
   /** Called when the socket drops (or fails to open) before the run ended. */
   readonly onDisconnected: () => void;
+  /** Called when the server refuses the socket for good (not logged in, no such run). */
+  readonly onRejected: (code: number) => void;
   readonly openSocket: OpenSocket;
   readonly timers: Timers;
   readonly random?: () => number;
@@ -35,6 +37,7 @@ export class RunFeed {
       onMessage: (data) => this.receive(data),
       onConnected: options.onConnected,
       onDisconnected: options.onDisconnected,
+      onRejected: options.onRejected,
       openSocket: options.openSocket,
       timers: options.timers,
       random: options.random,

@@ -103,6 +103,14 @@ describe("run widget cancel button", () => {
     expect(mounted(true, "").button()).toBeNull();
   });
 
+  it("is not there on another operator's run", () => {
+    const { context } = harness(true);
+    const widget = buildRunWidget(document, "/api/runs/12/", "/ws/runs/12/");
+    widget.dataset["canCancel"] = "false";
+    mountRunWidget(widget, context);
+    expect(widget.querySelector("button.run-cancel")).toBeNull();
+  });
+
   it("POSTs to the run's cancel URL and shows the cancelled run it answers", async () => {
     const { api, socket, widget, button } = mounted(true);
     socket.serverSends(runStateMessage(1));

@@ -18,7 +18,10 @@ export interface RunWidgetContext extends RenderContext {
   readonly pageLocation: Pick<Location, "protocol" | "host">;
   readonly openSocket: OpenSocket;
   readonly timers: Timers;
-  /** Whether the user may cancel runs (operators and admins: `canCancelRuns`). */
+  /**
+   * Whether the user may cancel runs (operators and admins: `canCancelRuns`); a widget with
+   * data-can-cancel="false" is a run this user may not cancel (an operator's, not their own).
+   */
   readonly canCancel: boolean;
 }
 
@@ -88,7 +91,7 @@ export function mountRunWidget(widget: HTMLElement, context: RunWidgetContext, k
   const result = widget.querySelector<HTMLElement>(".run-result");
   const { runUrl, runWs } = widget.dataset;
   const cancel =
-    context.canCancel && runUrl !== undefined && runUrl !== ""
+    context.canCancel && widget.dataset["canCancel"] !== "false" && runUrl !== undefined && runUrl !== ""
       ? cancelButton(widget, runUrl, context, (run) => feed.offerSnapshot(run))
       : null;
 

@@ -196,6 +196,17 @@ def test_yaml_values_that_are_not_json_are_rejected_with_their_line():
     assert (error.line, error.path) == (4, "attrs.installed")
 
 
+def test_yaml_anchors_and_aliases_are_refused_before_anything_is_built():
+    # 402 bytes that stand for 9**9 strings: without the refusal, loading and validating it
+    # takes minutes and gigabytes.
+    bomb = (ROOT / "tests/data/canonical/billion-laughs.yaml").read_text()
+    error = parse_error(bomb, "lol.yaml")
+    assert (error.line, error.message) == (5, "YAML anchor 'a' is not allowed")
+    assert str(error).startswith("lol.yaml line 5: YAML anchor 'a' is not allowed; expected every value written out in full")
+    error = parse_error(edit(TINY_YAML, "name: tiny\n", "name: tiny\nattrs: {x: *undefined}\n"), "tiny.yaml")
+    assert (error.line, error.message) == (4, "YAML alias 'undefined' is not allowed")
+
+
 def test_unknown_fields_are_pointed_at():
     error = parse_error(edit(TINY, '"name": "c2"}', '"name": "c2", "colour": "red"}'))
     assert (error.line, error.path) == (7, "nodes[1].colour")

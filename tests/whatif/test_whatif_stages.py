@@ -71,6 +71,7 @@ def test_alternatives_build_the_designs_they_name():
         ({"factors": (1, "x")}, "factor 'x': expected a number"),
         ({"factors": (1025 / 1024,)}, "1,025 cards; expected a whole number of hosts of 8 cards"),
         ({"factors": (1, 256)}, "262,144 cards; expected at most 131,072"),
+        ({"factors": (1, 1e308)}, "factor 1e+308: inf cards; expected at most 131,072"),
         ({"alternatives": ["dragonfly"]}, "alternative 'dragonfly': expected one of"),
         ({"alternatives": ["k-supernodes"], "k": 1}, "k = 1: expected a whole number of super-nodes, at least 2"),
         ({"alternatives": ["k-supernodes"], "k": 3}, "do not split into 3 super-nodes"),

@@ -4,7 +4,7 @@ import networkx as nx
 import pytest
 
 from twin.simcore.generate import fat_tree, rail_optimised, supernode_cluster
-from twin.simcore.model import FabricSpec
+from twin.simcore.model import MAX_LINK_GBPS, FabricSpec
 from twin.whatif.structure import bisection_gbps, structure
 
 
@@ -79,3 +79,10 @@ def test_in_server_and_scale_out_losses_degrade_rather_than_cut_off():
     assert cluster["fault_domain"]["leaf"]["cut_off_cards"] == 0
     assert cluster["fault_domain"]["leaf"]["degraded_cards"] == 8
     assert cluster["tiers_by_domain"] == {"scale-out": 2, "scale-up": 2}
+
+
+def test_bisection_of_a_fabric_whose_links_add_up_past_int32():
+    # 4,096 arcs of 100 Tb/s add up to 4.1e8 Gb/s, past what int32 holds in 0.1 Gb/s units; the
+    # flow itself (512 cards' links) fits, and is 25,600 times that of the same tree at 400 Gb/s.
+    fast, slow = fat_tree(endpoints=1024, link_gbps=MAX_LINK_GBPS), fat_tree(endpoints=1024, link_gbps=400.0)
+    assert bisection_gbps(fast) == pytest.approx(bisection_gbps(slow) * MAX_LINK_GBPS / 400.0)

@@ -1,13 +1,31 @@
-"""API plumbing shared by all apps: one error shape, `{"detail": message, ...}`."""
-from rest_framework.exceptions import ValidationError
+"""API plumbing shared by all apps: one error shape, `{"detail": message, ...}`, and the JSON
+bodies every endpoint accepts."""
+from rest_framework import parsers
+from rest_framework.exceptions import ParseError, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from twin.ingest import IngestError
 
 from .errors import ApplicationError
+from .params import TOO_DEEP, json_value_problem
 
-__all__ = ("exception_handler",)
+__all__ = ("JSONParser", "exception_handler")
+
+
+class JSONParser(parsers.JSONParser):
+    """DRF's JSON parser, refusing what would otherwise be a 500 further on: nesting deep
+    enough to exhaust Python's recursion limit, and anything `json_value_problem` finds."""
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        try:
+            data = super().parse(stream, media_type, parser_context)
+        except RecursionError:
+            raise ParseError(f"JSON parse error - {TOO_DEEP}.") from None
+        problem = json_value_problem(data)
+        if problem:
+            raise ParseError(f"JSON parse error - {problem}.")
+        return data
 
 
 def exception_handler(exc, context):

@@ -34,12 +34,12 @@ class GroupConsumer(AsyncJsonWebsocketConsumer):
     async def connect(self) -> None:
         user = self.scope.get("user")
         if user is None or not user.is_authenticated:
-            await self.close(code=CLOSE_UNAUTHENTICATED)
+            await self.refuse(CLOSE_UNAUTHENTICATED)
             return
         group = self.group_for(self.scope["url_route"]["kwargs"])
         opening = await self.opening_messages()
         if opening is None:
-            await self.close(code=CLOSE_NOT_FOUND)
+            await self.refuse(CLOSE_NOT_FOUND)
             return
         await self.accept()
         try:
@@ -56,12 +56,27 @@ class GroupConsumer(AsyncJsonWebsocketConsumer):
         for message in current if current is not None else opening:
             await self.send_json(message)
 
+    async def refuse(self, code: int) -> None:
+        """Accept, then close with `code`: a handshake refused outright reaches the browser as
+        1006 whatever the code, and the page could not tell a final refusal from a dropped line."""
+        await self.accept()
+        await self.close(code=code)
+
     async def disconnect(self, code: int) -> None:
         if self.group is not None:
             try:
                 await self.channel_layer.group_discard(self.group, self.channel_name)
             except Exception:  # noqa: BLE001 - nothing to clean up if Redis is gone
                 pass
+
+    async def receive(self, text_data=None, bytes_data=None, **kwargs) -> None:
+        """A message that is not JSON (binary, malformed, or nested too deep to read) reaches
+        `receive_json` as None, for it to answer, instead of ending the socket with 1011."""
+        try:
+            content = await self.decode_json(text_data) if text_data else None
+        except (ValueError, RecursionError):
+            content = None
+        await self.receive_json(content, **kwargs)
 
     async def receive_json(self, content, **kwargs) -> None:
         """Viewers only listen; anything they send is ignored."""

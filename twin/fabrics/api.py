@@ -198,7 +198,10 @@ class SnapshotSearchApi(APIView):
 class SnapshotNodeApi(APIView):
     """One node of a snapshot with its ports, peers, speeds, states and counters."""
 
-    @extend_schema(parameters=[OpenApiParameter("id", str, required=True, description="node id (GUID, bus id or name)")])
+    @extend_schema(
+        parameters=[OpenApiParameter("id", str, required=True, description="node id (GUID, bus id or name)")],
+        responses={200: OpenApiResponse(description="{id, name, kind, tier, radix, host, attrs, ports: [{port, peer, peer_name, peer_port, bandwidth_gbps, latency_ns, state, domain, attrs}]}")},
+    )
     def get(self, request, pk: int):
         snapshot = get_object_or_404(Snapshot, pk=pk)
         key = request.query_params.get("id", "")
@@ -212,7 +215,10 @@ class SnapshotPathApi(APIView):
     """A shortest path between two nodes over links that are up, with its hop count
     (switches traversed: 1 under one leaf, 3 across a spine)."""
 
-    @extend_schema(parameters=[OpenApiParameter("a", str, required=True), OpenApiParameter("b", str, required=True)])
+    @extend_schema(
+        parameters=[OpenApiParameter("a", str, required=True), OpenApiParameter("b", str, required=True)],
+        responses={200: OpenApiResponse(description="the path's nodes and links, and its hop count")},
+    )
     def get(self, request, pk: int):
         snapshot = get_object_or_404(Snapshot, pk=pk)
         a, b = request.query_params.get("a", ""), request.query_params.get("b", "")

@@ -10,6 +10,7 @@ from twin.accounts.decorators import role_required
 from twin.accounts.models import Role
 from twin.common.errors import ApplicationError
 from twin.common.pages import paged
+from twin.common.params import id_from_text
 from twin.ingest import ParseOptions
 from twin.ingest.completion import HCA_CARD_SOURCE
 from twin.runs.forms import FailureForm, PlacementForm, ReplayForm, WhatIfForm
@@ -47,7 +48,8 @@ SNAPSHOTS_PER_PAGE = 20
 
 def snapshot_of(fabric: Fabric, wanted: str):
     """The fabric's snapshot with id `wanted`, or None (bad or foreign ids are simply not found)."""
-    return fabric.snapshots.select_related("created_by").filter(pk=int(wanted)).first() if wanted.isdigit() else None
+    snapshot_id = id_from_text(wanted)
+    return None if snapshot_id is None else fabric.snapshots.select_related("created_by").filter(pk=snapshot_id).first()
 
 
 CARD_SOURCE_LABELS = {

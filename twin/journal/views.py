@@ -14,6 +14,7 @@ from twin.accounts.decorators import role_required
 from twin.accounts.models import Role
 from twin.common.errors import ApplicationError
 from twin.common.pages import paged
+from twin.common.params import id_from_text
 from twin.fabrics.models import Fabric
 from twin.fabrics.services import UploadRejected, source_files_from_uploads
 
@@ -116,7 +117,7 @@ def experiment_new_page(request, fabric_id: int):
 @require_POST
 def journal_calibrate(request, fabric_id: int):
     fabric = get_object_or_404(Fabric, pk=fabric_id)
-    ids = [int(value) for value in request.POST.getlist("experiment") if value.isdigit()]
+    ids = {id_from_text(value) for value in request.POST.getlist("experiment")} - {None}
     try:
         fitted = experiments_calibrate(experiments=list(fabric.experiments.filter(pk__in=ids).select_related("fabric", "snapshot")))
     except ApplicationError as error:

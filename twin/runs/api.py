@@ -7,6 +7,7 @@ from rest_framework import generics, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from twin.common.params import id_from_text
 from twin.fabrics.models import Snapshot
 
 from twin.operations.exports import placement_csv, slurm_hostfile, slurm_hostlist
@@ -98,7 +99,7 @@ class TrainingParams(serializers.Serializer):
     pp = serializers.IntegerField(min_value=1, default=1)
     dp = serializers.IntegerField(min_value=1)
     ep = serializers.IntegerField(min_value=1, default=1)
-    micro_batches = serializers.IntegerField(min_value=1, default=1)
+    micro_batches = serializers.IntegerField(min_value=1, max_value=1024, default=1, help_text="Each one adds every pipeline send to the trace")
     hidden_size = serializers.IntegerField(min_value=1, default=12288, help_text="Sizes the activations TP and PP move (default: GPT-3 175B's)")
     seq_len = serializers.IntegerField(min_value=1, default=2048)
 
@@ -152,11 +153,12 @@ class RunListCreateApi(generics.ListCreateAPIView):
 
     def get_queryset(self):
         queryset = Run.objects.order_by("-created_at", "-id")
-        snapshot = self.request.query_params.get("snapshot")
-        if snapshot is not None:
-            if not snapshot.isdigit():
+        wanted = self.request.query_params.get("snapshot")
+        if wanted is not None:
+            snapshot_id = id_from_text(wanted)
+            if snapshot_id is None:
                 raise serializers.ValidationError({"snapshot": "Expected a snapshot id (a whole number)."})
-            queryset = queryset.filter(snapshot_id=int(snapshot))
+            queryset = queryset.filter(snapshot_id=snapshot_id)
         return queryset
 
     @extend_schema(request=RunCreateSerializer, responses={201: RunSerializer})
@@ -189,18 +191,21 @@ class RunDetailDataApi(APIView):
 
 
 class RunCancelApi(APIView):
-    """Stop a run; cells not yet started are skipped."""
+    """Stop a run; cells not yet started are skipped. Operators stop their own runs, admins any."""
 
     @extend_schema(request=None, responses={200: RunSerializer})
     def post(self, request, pk: int):
-        return Response(RunSerializer(run_cancel(run=get_object_or_404(Run, pk=pk))).data)
+        return Response(RunSerializer(run_cancel(run=get_object_or_404(Run.objects.select_related("created_by"), pk=pk), user=request.user)).data)
 
 
 class RunPlacementExportApi(APIView):
     """A placement run's chosen strategy as a rank -> card/host CSV, a Slurm hostlist or a
     Slurm hostfile (`?strategy=aware&format=csv|hostlist|hostfile`)."""
 
-    @extend_schema(parameters=[OpenApiParameter("strategy", str), OpenApiParameter("format", str, enum=["csv", "hostlist", "hostfile"])])
+    @extend_schema(
+        parameters=[OpenApiParameter("strategy", str), OpenApiParameter("format", str, enum=["csv", "hostlist", "hostfile"])],
+        responses={(200, "text/csv"): OpenApiResponse(description="rank -> card/host CSV, or a Slurm hostlist or hostfile (text/plain)")},
+    )
     def get(self, request, pk: int):
         run = get_object_or_404(Run, pk=pk, kind=RunKind.PLACEMENT)
         if run.status != "succeeded":
@@ -221,11 +226,11 @@ class RunFrameApi(APIView):
     """One frame of a finished replay (`?index=<n>` or `?index=last`): the state at that time,
     complete, as pushed over the websocket."""
 
-    @extend_schema(parameters=[OpenApiParameter("index", str)])
+    @extend_schema(parameters=[OpenApiParameter("index", str)], responses={200: OpenApiResponse(description="{index, frame}")})
     def get(self, request, pk: int):
         playback = get_object_or_404(ReplayPlayback, run_id=pk)
         wanted = request.query_params.get("index", "last")
-        index = playback.frames - 1 if wanted == "last" else int(wanted) if wanted.isdigit() else -1
-        if not 0 <= index < playback.frames:
+        index = playback.frames - 1 if wanted == "last" else id_from_text(wanted)
+        if index is None or not 0 <= index < playback.frames:
             raise serializers.ValidationError({"index": f"Expected 0 to {playback.frames - 1}, or last."})
         return Response({"index": index, "frame": replay_frame(pk, index, playback.seq)})

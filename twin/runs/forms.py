@@ -4,6 +4,7 @@ import json
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from twin.common.params import TOO_DEEP, json_value_problem
 from twin.simcore.algorithms import COLLECTIVES
 from twin.simcore.errors import TwinCoreError
 from twin.simcore.units import parse_size
@@ -97,8 +98,13 @@ class WhatIfForm(forms.Form):
             value = json.loads(text)
         except json.JSONDecodeError as error:
             raise forms.ValidationError(_("Not JSON: %(error)s") % {"error": error}) from None
+        except RecursionError:
+            raise forms.ValidationError(_("Not JSON: %(error)s") % {"error": TOO_DEEP}) from None
         if not isinstance(value, dict):
             raise forms.ValidationError(_('Expected a JSON object like {"name": value}.'))
+        problem = json_value_problem(value)
+        if problem:
+            raise forms.ValidationError(_("Not JSON: %(error)s") % {"error": problem})
         return value
 
     def clean_overrides(self) -> dict:

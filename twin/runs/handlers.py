@@ -4,12 +4,12 @@ from dataclasses import dataclass
 
 from twin.fabrics.selectors import snapshot_spec_get
 from twin.simcore.hops import hop_statistics
-from twin.simulations.replays import replay_compute
-from twin.simulations.services import collective_simulate, job_from_params, placement_compare
+from twin.simulations.replays import replay_check, replay_compute
+from twin.simulations.services import collective_simulate, job_from_params, placement_check, placement_compare
 
 from .models import Run, RunKind
 
-__all__ = ("RunOutput", "RUN_HANDLERS")
+__all__ = ("RunOutput", "RUN_HANDLERS", "SUBMIT_CHECKS")
 
 ProgressCallback = Callable[[float, str], None]
 
@@ -61,4 +61,11 @@ RUN_HANDLERS: dict[str, Callable[[Run, ProgressCallback], RunOutput]] = {
     RunKind.COLLECTIVE: collective,
     RunKind.PLACEMENT: placement,
     RunKind.REPLAY: replay,
+}
+
+# Checks that refuse, when a run is submitted, what its worker could not do (ApplicationError);
+# fanned-out kinds check their parameters by planning their cells instead.
+SUBMIT_CHECKS: dict[str, Callable[..., object]] = {
+    RunKind.PLACEMENT: placement_check,
+    RunKind.REPLAY: replay_check,
 }

@@ -59,6 +59,10 @@ class Run(models.Model):
     def is_terminal(self) -> bool:
         return self.status in RunStatus.terminal()
 
+    def may_be_cancelled_by(self, user) -> bool:
+        """Operators cancel the runs they started; admins any run."""
+        return user.is_admin or (user.is_operator and self.created_by_id == user.pk)
+
 
 class CellStatus(models.TextChoices):
     PENDING = "pending", _("Pending")

@@ -1,6 +1,7 @@
 """Writes to runs: create and queue, execute (whole or as fanned-out cells), finish, cancel."""
 import logging
 
+from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import Count, F
 from django.utils import timezone
@@ -10,7 +11,7 @@ from twin.fabrics.models import Snapshot
 from twin.simcore.errors import TwinCoreError
 
 from .fanout import FANOUT_KINDS
-from .handlers import RUN_HANDLERS
+from .handlers import RUN_HANDLERS, SUBMIT_CHECKS
 from .models import CellStatus, Run, RunCell, RunKind, RunStatus
 from .progress import ProgressReporter, progress_update
 from .realtime import run_broadcast
@@ -43,6 +44,8 @@ def run_create(*, kind: RunKind, snapshot: Snapshot, user=None, params: dict | N
     with transaction.atomic():
         run = Run(kind=kind, snapshot=snapshot, params=params or {}, created_by=user)
         run.full_clean()
+        if kind in SUBMIT_CHECKS:
+            SUBMIT_CHECKS[kind](snapshot=snapshot, params=run.params)
         run.save()
         if kind in FANOUT_KINDS:
             # Planning checks the parameters: an impossible run is refused before any task starts.
@@ -183,8 +186,11 @@ def run_finish(*, run_id: int, status: RunStatus, result: dict | None = None, de
     return run
 
 
-def run_cancel(*, run: Run) -> Run:
-    """Stop a run: cells not yet started are skipped; a cell in progress finishes unused."""
+def run_cancel(*, run: Run, user) -> Run:
+    """Stop a run: cells not yet started are skipped; a cell in progress finishes unused.
+    Raises PermissionDenied unless `user` may cancel it (Run.may_be_cancelled_by)."""
+    if not run.may_be_cancelled_by(user):
+        raise PermissionDenied(f"Run {run.pk} was started by {run.created_by or 'nobody signed in'}; operators may cancel only their own runs, admins any.")
     if run.is_terminal:
         raise ApplicationError(f"Run {run.pk} has already ended ({run.get_status_display().lower()}).")
-    return run_finish(run_id=run.pk, status=RunStatus.CANCELLED, error="Cancelled by a user.")
+    return run_finish(run_id=run.pk, status=RunStatus.CANCELLED, error=f"Cancelled by {user}.")

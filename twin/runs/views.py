@@ -46,7 +46,9 @@ def run_list_page(request):
 def run_page(request, run_id: int):
     run = get_object_or_404(Run.objects.select_related("snapshot__fabric", "created_by"), pk=run_id)
     playback = ReplayPlayback.objects.filter(run=run).first()
-    return render(request, "runs/run_detail.html", {"run": run, "playback": playback, "can_control": request.user.has_role(Role.OPERATOR)})
+    return render(request, "runs/run_detail.html", {
+        "run": run, "playback": playback, "can_control": request.user.has_role(Role.OPERATOR), "can_cancel": run.may_be_cancelled_by(request.user),
+    })
 
 
 def start_or_report(request, snapshot: Snapshot, kind: RunKind, form, params_of):

@@ -2,10 +2,11 @@
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from twin.common.api import JSONParser
 from twin.fabrics.models import Fabric
 from twin.fabrics.services import source_files_from_uploads
 

@@ -32,9 +32,10 @@ from twin.traces import (
 )
 
 from .models import ReplayPlayback, TelemetryState, TraceFile
+from .services import job_fits_check
 
 __all__ = (
-    "trace_file_create", "trace_of", "replay_compute", "replay_group", "playback_state", "playback_command",
+    "trace_file_create", "replay_check", "trace_of", "replay_compute", "replay_group", "playback_state", "playback_command",
     "replay_frame", "player_tick", "telemetry_ingest", "MAX_FRAMES_PER_SECOND",
 )
 
@@ -76,20 +77,27 @@ def trace_file_create(*, fabric: Fabric, source: SourceFile, user=None) -> Trace
     return TraceFile.objects.create(fabric=fabric, name=source.name[:255], format=format_name, text=text, ranks=len(trace.ranks), events=len(trace.events), created_by=user)
 
 
-def trace_of(snapshot: Snapshot, params: dict, spec):
-    """The trace a replay run asks for: an uploaded file, or a generated training step on the
-    snapshot's first cards."""
+def replay_check(*, snapshot: Snapshot, params: dict) -> TraceFile | None:
+    """Refuse, when the run is submitted, a replay its worker could not do: a trace of another
+    fabric, or a training step on more ranks than the snapshot has cards. Returns the trace file."""
     if params.get("trace_file"):
         trace_file = TraceFile.objects.filter(pk=params["trace_file"], fabric_id=snapshot.fabric_id).first()
         if trace_file is None:
             raise ApplicationError(f"Trace {params['trace_file']} is not a trace of {snapshot.fabric.name}.")
+        return trace_file
+    job_fits_check(snapshot=snapshot, job=params["training"])
+    return None
+
+
+def trace_of(snapshot: Snapshot, params: dict, spec):
+    """The trace a replay run asks for: an uploaded file, or a generated training step on the
+    snapshot's first cards."""
+    trace_file = replay_check(snapshot=snapshot, params=params)
+    if trace_file is not None:
         return read_trace(trace_file.text, trace_file.name)[1]
     job = params["training"]
     world = job["tp"] * job.get("pp", 1) * job["dp"]
-    cards = [card.id for card in spec.cards()]
-    if world > len(cards):
-        raise ApplicationError(f"TP x PP x DP = {world} ranks; {snapshot.fabric.name} v{snapshot.version} has {len(cards)} cards.")
-    return training_step(placement=cards[:world], **job)
+    return training_step(placement=[card.id for card in spec.cards()][:world], **job)
 
 
 def replay_compute(run) -> tuple[dict, dict]:

@@ -1,6 +1,7 @@
 """Simulations of a stored fabric: thin calls into the core with the fabric's calibration."""
 from django.utils import timezone
 
+from twin.common.errors import ApplicationError
 from twin.fabrics.models import Fabric, Snapshot
 from twin.fabrics.selectors import snapshot_spec_get
 from twin.simcore.algorithms import ALGORITHMS, COLLECTIVES
@@ -13,7 +14,7 @@ from twin.simcore.simulate import simulate
 
 __all__ = (
     "COLLECTIVES", "ALGORITHMS", "ECMP_MODES", "STRATEGIES", "collective_simulate", "fabric_calibrate",
-    "job_from_params", "placement_compare", "placement_from_result", "fabric_diagnose",
+    "job_from_params", "job_fits_check", "placement_check", "placement_compare", "placement_from_result", "fabric_diagnose",
 )
 
 JOB_FIELDS = ("tp", "pp", "dp", "ep", "model_params", "bytes_per_param", "hidden_size", "seq_len", "layers", "micro_batches", "micro_batch_size", "group_bytes")
@@ -80,6 +81,17 @@ def fabric_calibrate(
 def job_from_params(params: dict) -> Job:
     """A Job from run parameters or Job.to_dict() output (`world` is derived, not given)."""
     return Job(**{key: value for key, value in params.items() if key in JOB_FIELDS})
+
+
+def job_fits_check(*, snapshot: Snapshot, job: dict) -> None:
+    """Refuse, before any worker starts, a job on more ranks (TP x PP x DP) than the snapshot has cards."""
+    world = job["tp"] * job.get("pp", 1) * job["dp"]
+    if world > snapshot.card_count:
+        raise ApplicationError(f"TP x PP x DP = {world:,} ranks; {snapshot.fabric.name} v{snapshot.version} has {snapshot.card_count:,} cards.")
+
+
+def placement_check(*, snapshot: Snapshot, params: dict) -> None:
+    job_fits_check(snapshot=snapshot, job=params["job"])
 
 
 def placement_compare(*, snapshot: Snapshot, job: Job, strategies=("naive", "random", "aware"), busy_cards=(), mapping: dict | None = None, seed: int = 0, ecmp: str = "hash") -> dict:

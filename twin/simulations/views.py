@@ -2,6 +2,7 @@
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
+from twin.common.params import id_from_text
 from twin.fabrics.models import Fabric
 from twin.operations.diagnosis import TelemetrySample
 from twin.runs.models import Run, RunKind, RunStatus
@@ -60,8 +61,9 @@ def whatif_report_download(request, run_id: int, fmt: str):
 
 
 def whatif_compare_page(request):
-    a, b = (finished_whatif(int(value)) if str(value).isdigit() else None for value in (request.GET.get("a"), request.GET.get("b")))
-    if a is None or b is None:
+    a_id, b_id = id_from_text(request.GET.get("a")), id_from_text(request.GET.get("b"))
+    if a_id is None or b_id is None:
         raise Http404("Compare two finished what-if runs: ?a=<run id>&b=<run id>.")
+    a, b = finished_whatif(a_id), finished_whatif(b_id)
     comparison = compare_reports(a.detail["report"], b.detail["report"])
     return render(request, "simulations/whatif_compare.html", {"a": a, "b": b, "comparison_html": render_comparison_html(comparison)})

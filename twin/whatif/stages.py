@@ -139,6 +139,11 @@ def plan_stages(
         raise WhatIfError("cannot plan the what-if", problems)
     stages: list[StageSpec] = []
     for factor in factors:
+        # Bounded before rounding: a factor such as 1e308 gives infinitely many cards, which
+        # no integer holds.
+        if rules.cards * factor > MAX_STAGE_CARDS:
+            problems.append(f"factor {_factor_text(factor)}: {rules.cards * factor:,.6g} cards; expected at most {MAX_STAGE_CARDS:,}")
+            continue
         cards = round(rules.cards * factor)
         if abs(cards - rules.cards * factor) > 1e-6 or cards % rules.cards_per_host:
             problems.append(
@@ -146,9 +151,6 @@ def plan_stages(
                 f"{rules.cards * factor:,.6g} cards; expected a whole number of hosts of "
                 f"{rules.cards_per_host} cards"
             )
-            continue
-        if cards > MAX_STAGE_CARDS:
-            problems.append(f"factor {_factor_text(factor)}: {cards:,} cards; expected at most {MAX_STAGE_CARDS:,}")
             continue
         for alternative in alternatives:
             try:

@@ -101,11 +101,14 @@ def _bisection_gbps(graph: _Graph) -> float:
     tails = np.concatenate([graph.tail, np.full(half, source), cards[half:]])
     heads = np.concatenate([graph.head, cards[:half], np.full(len(cards) - half, sink)])
     gbps = np.concatenate([graph.gbps, card_gbps[:half], card_gbps[half:]])
-    # maximum_flow takes int32 capacities: the finest unit (down to 0.1 Gb/s) that fits.
+    # maximum_flow takes int32 capacities and flows: the finest unit (down to 1 Gb/s) in which
+    # every arc and the largest possible flow (all the first half's card links) fit. The sum of
+    # all arcs, a far larger bound, refused generated 32,768-card stages.
+    largest = max(gbps.max(), card_gbps[:half].sum())
     scale = 1000.0
-    while scale > 10 and gbps.sum() * scale >= _INT32_LIMIT:
+    while scale > 1 and largest * scale >= _INT32_LIMIT:
         scale /= 10
-    if gbps.sum() * scale >= _INT32_LIMIT:
+    if largest * scale >= _INT32_LIMIT:
         raise WhatIfError(f"fabric {graph.spec.name!r} is too large for the bisection computation")
     capacity = sparse.csr_array(
         (np.round(gbps * scale).astype(np.int32), (tails, heads)), shape=(graph.count + 2, graph.count + 2)

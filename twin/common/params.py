@@ -1,0 +1,35 @@
+"""Reading ids and JSON values out of query strings, form fields and bodies."""
+import re
+
+__all__ = ("MAX_JSON_DEPTH", "TOO_DEEP", "id_from_text", "json_value_problem")
+
+# Far deeper than any run's parameters; shallow enough that storing and reading a value back
+# never meets Python's recursion limit.
+MAX_JSON_DEPTH = 32
+TOO_DEEP = f"nested deeper than {MAX_JSON_DEPTH} levels"
+
+# At most 18 digits: every such number fits the databases' 64-bit integer keys (SQLite refuses
+# larger ones with an OverflowError), and `str.isdigit` is not enough: it accepts "²", which
+# `int` refuses.
+_DATABASE_ID = re.compile(r"[0-9]{1,18}")
+
+
+def id_from_text(text: str | None) -> int | None:
+    """The whole number written in `text` (ASCII digits that fit a database key), or None."""
+    return int(text) if text is not None and _DATABASE_ID.fullmatch(text) else None
+
+
+def json_value_problem(value) -> str | None:
+    """What makes a parsed JSON value unfit to store, or None: nesting deeper than
+    MAX_JSON_DEPTH, or a NUL character in a string (PostgreSQL cannot store one in JSON)."""
+    pending = [(value, 1)]
+    while pending:
+        value, depth = pending.pop()
+        if isinstance(value, str) and "\x00" in value:
+            return "a string contains a NUL character (\\u0000), which no field accepts"
+        if isinstance(value, (dict, list)):
+            if depth > MAX_JSON_DEPTH:
+                return TOO_DEEP
+            children = [*value.keys(), *value.values()] if isinstance(value, dict) else value
+            pending.extend((child, depth + 1) for child in children)
+    return None
