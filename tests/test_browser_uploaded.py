@@ -1,6 +1,6 @@
 """End to end in headless Chromium on a fabric an operator uploads, not one the twin made: a
-SuperPOD-style ibnetdiscover dump plus an archive of per-host NCCL XMLs, sent from the Upload
-page; then every kind of run started from the fabric page's own forms, each finishing with
+SuperPOD-style ibnetdiscover dump plus an archive of per-host NCCL XMLs and the Slurm block
+topology, sent from the Upload page; then every kind of run started from the fabric page's own forms, each finishing with
 numbers that fit that fabric."""
 import io
 import re
@@ -29,7 +29,9 @@ def write_upload(tmp_path):
             member = tarfile.TarInfo(f"topo/{name}")
             member.size = len(data)
             packed.addfile(member, io.BytesIO(data))
-    return dump, archive
+    topology = tmp_path / "topology.conf"  # topology/block: dgx001-008, dgx009-016, ...
+    topology.write_text("".join(f"BlockName=b{block + 1} Nodes=dgx[{block * 8 + 1:03d}-{block * 8 + 8:03d}]\n" for block in range(4)))
+    return dump, archive, topology
 
 
 def numbers(text: str) -> list[float]:
@@ -51,14 +53,14 @@ def finish(page, fabric_url: str, form: str, fill: dict[str, str], timeout: int 
 
 def test_an_uploaded_superpod_runs_every_kind_of_run_from_its_page(tmp_path, stack_database_url, browser):
     ARTIFACTS.mkdir(exist_ok=True)
-    dump, archive = write_upload(tmp_path)
+    dump, archive, topology = write_upload(tmp_path)
     redis = EmbeddedRedis(workdir=tmp_path / "redis").start()
     try:
         with Stack(data_dir=tmp_path, env_overrides={"DATABASE_URL": stack_database_url, "REDIS_URL": redis.url}) as stack:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             log_in(page, stack.base_url)
             page.goto(stack.base_url + "/upload/")
-            page.set_input_files("input[name=file]", [str(dump), str(archive)])
+            page.set_input_files("input[name=file]", [str(dump), str(archive), str(topology)])
             page.fill("#id_fabric", "superpod")
             page.click("#upload-form button[type=submit]")
             page.wait_for_selector("#upload-open", timeout=60000)
@@ -73,6 +75,7 @@ def test_an_uploaded_superpod_runs_every_kind_of_run_from_its_page(tmp_path, sta
             assert f"{XML_HOSTS * 8} from NCCL topology XML" in sources and f"{(HOSTS - XML_HOSTS) * 8} from HCAs" in sources
             assert "stor01" in page.inner_text("#card-rule") and "ufm01" in page.inner_text("#card-rule")
             assert "SHARP" in page.inner_text("#in-switch-reduction")
+            assert "31 hosts placed in 4 blocks" in page.inner_text("#slurm-topology")
             assert page.locator("#runs-unavailable").count() == 0
             page.screenshot(path=str(ARTIFACTS / "uploaded-superpod.png"), full_page=True)
 
