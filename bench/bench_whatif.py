@@ -66,7 +66,7 @@ def makespan(durations: list[float], workers: int) -> float:
 
 def closed_form_baseline(cards: int, collective: str, algorithm: str) -> tuple[float, list[float]]:
     """Seconds and busbw (GB/s) of the closed-form-only model over the sweep."""
-    transport = Transport().scale_up
+    simple = Transport().scale_up.Simple
     start = time.perf_counter()
     busbw = []
     for size in DEFAULT_SIZES:
@@ -74,9 +74,10 @@ def closed_form_baseline(cards: int, collective: str, algorithm: str) -> tuple[f
         seconds = closed_form_time(
             phases,
             bandwidth=400e9 / 8,
-            alpha=transport.step_overhead_ns * 1e-9 + 3 * 100e-9 + 4 * 10e-9,
-            tau=transport.message_overhead_ns * 1e-9,
-            chunk_bytes=transport.chunk_bytes,
+            alpha=simple.hop_latency_ns * 1e-9 + 3 * 100e-9 + 4 * 10e-9,
+            chunk_bytes=simple.chunk_bytes,
+            chunks_in_flight=simple.chunks_in_flight,
+            base=simple.base_latency_ns * 1e-9,
         )
         busbw.append(size / seconds / 1e9 * BUS_FACTORS[collective](cards))
     return time.perf_counter() - start, busbw

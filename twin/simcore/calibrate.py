@@ -23,23 +23,26 @@ from scipy import optimize
 from twin.simcore.errors import TwinCoreError
 from twin.simcore.model import FabricSpec
 from twin.simcore.simulate import Simulator
-from twin.simcore.transport import Transport, transport_for
+from twin.simcore.transport import PROTOCOLS, Transport, transport_for
 
 __all__ = ["DEFAULT_FIT", "FITTABLE", "calibrate"]
 
 # parameter -> (kind, lower bound, upper bound); "latency" is fitted on a log scale.
+_LATENCY, _FRACTION = ("latency", 1.0, 1e6), ("fraction", 0.05, 1.0)
 FITTABLE: dict[str, tuple[str, float, float]] = {
-    "scale_up.step_overhead_ns": ("latency", 1.0, 1e6),
-    "scale_up.message_overhead_ns": ("latency", 1.0, 1e6),
-    "scale_up.efficiency": ("fraction", 0.05, 1.0),
-    "scale_out.step_overhead_ns": ("latency", 1.0, 1e6),
-    "scale_out.message_overhead_ns": ("latency", 1.0, 1e6),
-    "scale_out.efficiency": ("fraction", 0.05, 1.0),
-    "in_switch_latency_ns": ("latency", 1.0, 1e6),
-    "in_switch_efficiency": ("fraction", 0.05, 1.0),
+    **{f"{domain}.efficiency": _FRACTION for domain in ("scale_up", "scale_out")},
+    **{f"{domain}.peer_issue_ns": _LATENCY for domain in ("scale_up", "scale_out")},
+    **{
+        f"{domain}.{protocol}.{field}": bounds
+        for domain in ("scale_up", "scale_out")
+        for protocol in PROTOCOLS
+        for field, bounds in (("base_latency_ns", _LATENCY), ("hop_latency_ns", _LATENCY), ("efficiency", _FRACTION))
+    },
+    "in_switch_latency_ns": _LATENCY,
+    "in_switch_efficiency": _FRACTION,
 }
 DEFAULT_FIT = (
-    "scale_up.step_overhead_ns",
+    "scale_up.Simple.hop_latency_ns",
     "scale_up.efficiency",
     "in_switch_latency_ns",
     "in_switch_efficiency",
@@ -127,18 +130,21 @@ def _decode(name: str, value: float) -> float:
 
 
 def _value(transport: Transport, name: str) -> float:
-    owner, _, field = name.rpartition(".")
-    return float(getattr(getattr(transport, owner) if owner else transport, field))
+    value: Any = transport
+    for part in name.split("."):
+        value = getattr(value, part)
+    return float(value)
 
 
 def _overrides(parameters: Mapping[str, float]) -> dict[str, Any]:
+    """``{"scale_up.Simple.efficiency": 0.8}`` -> ``{"scale_up": {"Simple": {"efficiency": 0.8}}}``."""
     overrides: dict[str, Any] = {}
     for name, value in parameters.items():
-        owner, _, field = name.rpartition(".")
-        if owner:
-            overrides.setdefault(owner, {})[field] = value
-        else:
-            overrides[field] = value
+        *sections, field = name.split(".")
+        section = overrides
+        for part in sections:
+            section = section.setdefault(part, {})
+        section[field] = value
     return overrides
 
 

@@ -10,9 +10,10 @@ from twin.operations.diagnosis import MeasurementPoint, diagnose
 from twin.operations.placement import STRATEGIES, Job, Placement, PlacementError, compare_placements
 from twin.simcore.diff import diff_fabrics
 from twin.simcore.simulate import simulate
+from twin.simcore.transport import PROTOCOLS
 
 __all__ = (
-    "COLLECTIVES", "ALGORITHMS", "ECMP_MODES", "STRATEGIES", "collective_simulate", "fabric_calibrate",
+    "COLLECTIVES", "ALGORITHMS", "ECMP_MODES", "PROTOCOLS", "STRATEGIES", "collective_simulate", "fabric_calibrate",
     "job_from_params", "placement_compare", "placement_from_result", "fabric_diagnose",
 )
 
@@ -25,6 +26,7 @@ def collective_simulate(
     collective: str,
     size_bytes: float,
     algorithm: str = "auto",
+    protocol: str = "auto",
     ecmp: str = "hash",
     channels: int = 1,
     in_switch_reduction: bool | None = None,
@@ -40,6 +42,7 @@ def collective_simulate(
         collective=collective,
         size_bytes=size_bytes,
         algorithm=algorithm,
+        protocol=protocol,
         top_links=top_links,
         transport=merged_overrides(snapshot.fabric.transport, transport or {}) or None,
         ecmp=ecmp,
