@@ -78,6 +78,20 @@ def test_calibration_from_chosen_entries(operator_client, small_snapshot):
     assert small_snapshot.fabric.transport and small_snapshot.fabric.calibration["points"]
 
 
+def test_calibration_runs_the_entries_own_algorithm_and_protocol(operator_client, small_snapshot):
+    from twin.common.errors import ApplicationError
+    from twin.journal.services import experiments_calibrate
+
+    fabric_id = small_snapshot.fabric_id
+    for algorithm in ("Ring", "Tree"):
+        record(operator_client, fabric_id, collective="allreduce", card_count=8, manual_points="1048576 10\n16777216 30\n268435456 40\n1073741824 42", algorithm=algorithm, protocol="Simple")
+    ring, tree = Experiment.objects.order_by("pk")
+    with pytest.raises(ApplicationError, match="one algorithm and protocol at a time"):
+        experiments_calibrate(experiments=[ring, tree])
+    fitted = experiments_calibrate(experiments=[ring])
+    assert {(point["algorithm"], point["protocol"]) for point in fitted["points"]} == {("ring", "Simple")}
+
+
 def test_viewers_cannot_record(viewer_client, small_snapshot):
     assert viewer_client.get(f"/fabrics/{small_snapshot.fabric_id}/journal/new/").status_code == 403
 

@@ -152,12 +152,17 @@ def experiment_create(*, fabric: Fabric, snapshot: Snapshot, collective: str, ca
 
 
 def experiments_calibrate(*, experiments: Sequence[Experiment]) -> dict:
-    """Fit the fabric to the chosen entries (one fabric, one collective, one card count)."""
+    """Fit the fabric to the chosen entries (one fabric, one collective, one card count), run with
+    the algorithm and protocol they recorded (`run_settings`)."""
     if not experiments:
         raise ApplicationError("Choose at least one journal entry to calibrate against.")
     kinds = {(e.fabric_id, e.collective, e.card_count) for e in experiments}
     if len(kinds) > 1:
         raise ApplicationError("Calibrate against entries of one fabric, one collective and one card count at a time.")
+    settings = {run_settings(e.algorithm, e.protocol) for e in experiments}
+    if len(settings) > 1:
+        raise ApplicationError("Calibrate against entries run with one algorithm and protocol at a time.")
+    ((algorithm, protocol),) = settings
     first = experiments[0]
     snapshot = first.snapshot or first.fabric.latest_snapshot()
     if snapshot is None:
@@ -167,6 +172,7 @@ def experiments_calibrate(*, experiments: Sequence[Experiment]) -> dict:
     try:
         return fabric_calibrate(
             fabric=first.fabric, snapshot=snapshot, points=points, collective=first.collective, ranks=ranks,
+            algorithm=algorithm, protocol=protocol,
             source=", ".join(e.title for e in experiments)[:200],
         )
     except TwinCoreError as error:

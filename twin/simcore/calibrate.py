@@ -2,8 +2,8 @@
 
 The residual of each measured point is ``log(predicted time / measured
 time)``, so every size weighs the same whatever its magnitude; the
-prediction is ``Simulator.run`` with the collective and algorithm the
-measurement used (``"auto"`` lets the twin pick per size, as NCCL's tuner
+prediction is ``Simulator.run`` with the collective, algorithm and protocol
+the measurement used (``"auto"`` lets the twin pick per size, as NCCL's tuner
 does). Latencies are fitted on a log scale, efficiencies within (0, 1].
 The fit is non-smooth where the chosen algorithm changes, so it starts from
 a few points and keeps the best.
@@ -55,6 +55,7 @@ def calibrate(
     *,
     collective: str = "allreduce",
     algorithm: str = "auto",
+    protocol: str = "auto",
     fit: Sequence[str] = DEFAULT_FIT,
     **simulator_options: Any,
 ) -> dict[str, Any]:
@@ -63,7 +64,7 @@ def calibrate(
     ``measured`` holds ``(size_bytes, busbw_GBps)`` points (nccl-tests
     semantics). Returns ``transport`` (overrides to store with the fabric),
     ``parameters`` (fitted values by name), ``points`` (size, measured and
-    predicted busbw, relative error, algorithm used) and the largest and RMS
+    predicted busbw, relative error, algorithm and protocol used) and the largest and RMS
     relative errors.
     """
     points = sorted((float(size), float(busbw)) for size, busbw in measured)
@@ -78,7 +79,7 @@ def calibrate(
 
     def predict(vector: np.ndarray) -> list[dict[str, Any]]:
         simulator = Simulator(spec, transport=_with(base, fit, vector), **simulator_options)
-        return [simulator.run(collective, size, algorithm, top_links=0) for size in sizes]
+        return [simulator.run(collective, size, algorithm, protocol, top_links=0) for size in sizes]
 
     def residuals(vector: np.ndarray) -> np.ndarray:
         busbw = np.array([result["busbw_GBps"] for result in predict(vector)])
@@ -113,6 +114,7 @@ def calibrate(
                 "predicted_busbw_GBps": result["busbw_GBps"],
                 "relative_error": float(error),
                 "algorithm": result["algorithm"],
+                "protocol": result["protocol"],
             }
             for size, busbw, result, error in zip(sizes.tolist(), measured_busbw, results, errors)
         ],

@@ -60,11 +60,12 @@ def merged_overrides(base: dict, extra: dict) -> dict:
 
 
 def fabric_calibrate(
-    *, fabric: Fabric, snapshot: Snapshot, points: list[tuple[float, float]], source: str, collective: str = "allreduce", ranks: list[str] | None = None
+    *, fabric: Fabric, snapshot: Snapshot, points: list[tuple[float, float]], source: str, collective: str = "allreduce",
+    ranks: list[str] | None = None, algorithm: str = "auto", protocol: str = "auto",
 ) -> dict:
     """Fit the fabric's transport to measured busbw points (taken on `ranks`, default every
-    card) and store it: later runs use it."""
-    fitted = calibrate(snapshot_spec_get(snapshot_id=snapshot.pk), points, collective=collective, ranks=ranks)
+    card, with `algorithm` and `protocol`, default the twin's choice) and store it: later runs use it."""
+    fitted = calibrate(snapshot_spec_get(snapshot_id=snapshot.pk), points, collective=collective, algorithm=algorithm, protocol=protocol, ranks=ranks)
     fabric.transport = fitted["transport"]
     fabric.calibration = {
         "source": source,
