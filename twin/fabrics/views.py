@@ -13,7 +13,7 @@ from twin.common.pages import paged
 from twin.ingest import ParseOptions
 from twin.runs.forms import FailureForm, PlacementForm, ReplayForm, WhatIfForm
 from twin.simcore.diff import FINDING_CLASSES, SEVERITIES
-from twin.simulations.services import ALGORITHMS, COLLECTIVES, ECMP_MODES
+from twin.simulations.services import ALGORITHMS, COLLECTIVES, ECMP_MODES, PROTOCOLS
 
 from .forms import SnapshotUploadForm
 from .models import Fabric, SnapshotRole
@@ -62,7 +62,7 @@ def fabric_page(request, fabric_id: int):
         "fabrics/fabric_detail.html",
         {
             "fabric": fabric, "snapshot": snapshot, "snapshots": snapshots, "snapshot_query": snapshot_query, "runs": runs, "compare": compare,
-            "collectives": COLLECTIVES, "algorithms": ALGORITHMS, "ecmp_modes": ECMP_MODES,
+            "collectives": COLLECTIVES, "algorithms": ALGORITHMS, "protocols": PROTOCOLS, "ecmp_modes": ECMP_MODES,
             "placement_form": PlacementForm(), "failure_form": FailureForm(), "replay_form": ReplayForm(), "whatif_form": WhatIfForm(),
         },
     )
