@@ -208,6 +208,8 @@ class Simulator:
         """
         if size_bytes <= 0:
             raise TwinCoreError(f"size {size_bytes} bytes; expected a positive number")
+        if protocol != "auto" and protocol not in PROTOCOLS:
+            raise TwinCoreError(f"unknown protocol {protocol!r}; expected one of {', '.join(PROTOCOLS)} or auto")
         if algorithm == "auto":
             return self._auto(collective, size_bytes, protocol, top_links)
         return self.evaluate(collective, size_bytes, algorithm, protocol).result(self, top_links)
@@ -269,8 +271,6 @@ class Simulator:
 
 def _protocols(protocol: str, algorithm: str, in_switch: bool) -> tuple[str, ...]:
     """The protocols to try: all, or the one asked for; in-switch reduction runs Simple only (NVLS)."""
-    if protocol != "auto" and protocol not in PROTOCOLS:
-        raise TwinCoreError(f"unknown protocol {protocol!r}; expected one of {', '.join(PROTOCOLS)} or auto")
     if in_switch:
         if protocol not in ("auto", "Simple"):
             raise TwinCoreError(f"{algorithm} runs the Simple protocol only, not {protocol}")

@@ -144,14 +144,11 @@ class Transport:
     direct_max_ranks: int = 16
     switch_latency_ns: float = 100.0
 
-    def domain(self, scale_out: bool) -> DomainTransport:
-        return self.scale_out if scale_out else self.scale_up
-
     def flow_costs(self, protocol: str, scale_out: np.ndarray, path_latency: np.ndarray) -> FlowCosts:
         """``protocol``'s costs for flows crossing scale-out (``scale_out``) or not, with their
         path latencies (s)."""
         if protocol not in PROTOCOLS:
-            raise TwinCoreError(f"unknown protocol {protocol!r}; expected one of {', '.join(PROTOCOLS)} or auto")
+            raise TwinCoreError(f"unknown protocol {protocol!r}; expected one of {', '.join(PROTOCOLS)}")
         up, out = self.scale_up.protocol(protocol), self.scale_out.protocol(protocol)
 
         def per_flow(up_value: float, out_value: float) -> np.ndarray:
