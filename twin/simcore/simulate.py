@@ -172,6 +172,11 @@ class Simulator:
         )
         return tree, np.full(len(sources), slowest / self.channels)
 
+    @functools.cached_property
+    def _rank_groups(self) -> np.ndarray | None:
+        """Each rank's super-node as a number (what ``hierarchical`` groups by), once per simulator."""
+        return _group_numbers(np.array(self.compiled.card_supernode, dtype=object)[self.ranks])
+
     # -- runs -----------------------------------------------------------------
 
     def candidates(self, collective: str) -> list[str]:
@@ -248,8 +253,7 @@ class Simulator:
         refused = self.too_large(collective).get(algorithm)
         if refused:
             raise TwinCoreError(refused)
-        groups = np.array(self.compiled.card_supernode, dtype=object)[self.ranks]
-        phases = phases_for(collective, algorithm, size_bytes, len(self.ranks), _group_numbers(groups))
+        phases = phases_for(collective, algorithm, size_bytes, len(self.ranks), self._rank_groups)
         limit = self.transport.direct_max_ranks
         if any(phase.memory_semantic for phase in phases) and len(self.ranks) > limit:
             raise TwinCoreError(
