@@ -32,9 +32,12 @@ def measured_small_sizes() -> list[tuple[float, float]]:
 def test_default_transport_lands_near_the_measured_small_message_latency(h100):
     """Not fitted to the sample: NCCL's own tuner constants, the fabric's wire and switch latency.
 
-    The ring is what NCCL runs at these sizes in one node; its prediction is
-    within 1.5x either way (it is 1.2x: 6.6 us base + 14 steps of 0.6 us plus the
-    path). ``auto`` may pick a one-shot kernel, which NCCL classic lacks and which
+    The ring is what NCCL runs at these sizes in one node. The plateau varies by
+    3.5 % (13.8-14.3 us), so the factor allowed is what the model's constants
+    leave, not noise: NCCL's tuner values are rounded per-hop figures and the
+    twin adds its own path latency (0.12 us a step here), so the prediction sits
+    1.2x above (6.6 us base + 14 LL steps of 0.6 us + path); 1.3x either way is
+    asked. ``auto`` may pick a one-shot kernel, which NCCL classic lacks and which
     is faster; it stays within 2x (the spread between kernels), not the 20x of a
     model without protocol latencies.
     """
@@ -43,7 +46,7 @@ def test_default_transport_lands_near_the_measured_small_message_latency(h100):
     for size, measured in points:
         ring = h100.run("allreduce", size, "ring")
         assert ring["protocol"] == "LL", size
-        assert 1 / 1.5 < ring["time_s"] / measured < 1.5, (size, ring["time_s"], measured)
+        assert 1 / 1.3 < ring["time_s"] / measured < 1.3, (size, ring["time_s"], measured)
         chosen = h100.run("allreduce", size)
         assert 1 / 2 < chosen["time_s"] / measured < 2, (size, chosen["algorithm"], chosen["time_s"], measured)
 
