@@ -79,7 +79,7 @@ def test_a_fixed_protocol_is_used_and_said(h100):
     [
         (lambda s: s.run("allreduce", 1e6, "ring", "LL256"), "unknown protocol 'LL256'"),
         (lambda s: s.run("allreduce", 1e6, "auto", "simple"), "unknown protocol 'simple'; expected one of LL, LL128, Simple or auto"),
-        (lambda s: s.run("allreduce", 1e6, "in_switch", "LL"), "in_switch runs the Simple protocol only"),
+        (lambda s: s.run("allreduce", 1e6, "in_switch", "LL"), "in-switch reduction runs the Simple protocol only"),
     ],
 )
 def test_bad_protocols_raise_clear_errors(h100, call, message):

@@ -23,7 +23,7 @@ from scipy import sparse
 from twin.simcore.algorithms import Phase, step_time
 from twin.simcore.compile import CompiledFabric, Routes, route
 from twin.simcore.congestion import max_min_rates
-from twin.simcore.transport import PROTOCOLS
+from twin.simcore.transport import protocols_to_try
 
 __all__ = ["GroupRun", "arc_record", "flow_keys", "link_records", "route_phase", "run_groups"]
 
@@ -78,7 +78,8 @@ def run_groups(
             routed[phase.pattern] = (routes, max_min_rates(routes.incidence, compiled.arc_capacity))
         routes = routed[phase.pattern][0]
         arc_bytes += phase.steps * (routes.incidence.T @ np.full(routes.incidence.shape[0], phase.bytes_per_flow))
-    timed = [_timed(compiled, phases, routed, protocol) for protocol in PROTOCOLS]
+    in_switch = any(phase.in_switch for phase in phases)
+    timed = [_timed(compiled, phases, routed, protocol) for protocol in protocols_to_try("auto", in_switch=in_switch)]
     total, latency, bandwidth, bottleneck, protocol = min(timed, key=lambda times: times[0])
     return GroupRun(
         time_s=total,

@@ -29,7 +29,7 @@ from twin.simcore.compile import CompiledFabric, Routes, compile_fabric, route
 from twin.simcore.congestion import max_min_rates
 from twin.simcore.errors import TwinCoreError
 from twin.simcore.model import FabricSpec
-from twin.simcore.transport import PROTOCOLS, FlowCosts, Transport, transport_for
+from twin.simcore.transport import PROTOCOLS, FlowCosts, Transport, protocols_to_try, transport_for
 
 __all__ = ["MAX_PATTERN_FLOWS", "Simulator", "simulate"]
 
@@ -266,20 +266,11 @@ class Simulator:
                 raise TwinCoreError(f"{algorithm} writes directly to peers: only inside a scale-up domain")
         evaluations = [
             Evaluation(collective, algorithm, name, size_bytes, len(self.ranks), phases, patterns, self.transport)
-            for name in _protocols(protocol, algorithm, any(phase.in_switch for phase in phases))
+            for name in protocols_to_try(protocol, in_switch=any(phase.in_switch for phase in phases))
         ]
         best = min(evaluations, key=lambda evaluation: evaluation.time)
         best.protocol_times = {evaluation.protocol: evaluation.time for evaluation in evaluations}
         return best
-
-
-def _protocols(protocol: str, algorithm: str, in_switch: bool) -> tuple[str, ...]:
-    """The protocols to try: all, or the one asked for; in-switch reduction runs Simple only (NVLS)."""
-    if in_switch:
-        if protocol not in ("auto", "Simple"):
-            raise TwinCoreError(f"{algorithm} runs the Simple protocol only, not {protocol}")
-        return ("Simple",)
-    return PROTOCOLS if protocol == "auto" else (protocol,)
 
 
 class Evaluation:

@@ -33,7 +33,7 @@ import numpy as np
 from twin.simcore.errors import TwinCoreError
 from twin.simcore.model import FabricSpec
 
-__all__ = ["PROTOCOLS", "DomainTransport", "FlowCosts", "ProtocolTransport", "Transport", "transport_for"]
+__all__ = ["PROTOCOLS", "DomainTransport", "FlowCosts", "ProtocolTransport", "Transport", "protocols_to_try", "transport_for"]
 
 PROTOCOLS = ("LL", "LL128", "Simple")
 """NCCL's protocols, spelled as ``NCCL_PROTO`` takes them."""
@@ -192,6 +192,20 @@ def _updated(current: Any, overrides: Mapping[str, Any], where: str) -> Any:
         else:
             changes[name] = int(value) if isinstance(present, int) else float(value)
     return replace(current, **changes)
+
+
+def protocols_to_try(protocol: str, *, in_switch: bool) -> tuple[str, ...]:
+    """The protocols to evaluate for ``protocol`` (``"auto"``: all, the fastest wins); in-switch
+    reduction runs Simple only (NVLS).
+
+    >>> protocols_to_try("auto", in_switch=False), protocols_to_try("auto", in_switch=True)
+    (('LL', 'LL128', 'Simple'), ('Simple',))
+    """
+    if in_switch:
+        if protocol not in ("auto", "Simple"):
+            raise TwinCoreError(f"in-switch reduction runs the Simple protocol only, not {protocol}")
+        return ("Simple",)
+    return PROTOCOLS if protocol == "auto" else (protocol,)
 
 
 def transport_for(spec: FabricSpec, overrides: Mapping[str, Any] | None = None) -> Transport:
