@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from twin.simcore.algorithms import BUS_FACTORS, closed_form_time, phases_for  # noqa: E402
 from twin.simcore.compile import _compile_cached  # noqa: E402
 from twin.simcore.generate import supernode  # noqa: E402
-from twin.simcore.transport import Transport  # noqa: E402
+from twin.simcore.transport import PROTOCOLS, Transport  # noqa: E402
 from twin.whatif.bom import bill_of_materials  # noqa: E402
 from twin.whatif.performance import DEFAULT_COLLECTIVES, DEFAULT_SIZES, performance_cell, training_step_cell  # noqa: E402
 from twin.whatif.render import render_csv, render_html, render_pdf, report_json  # noqa: E402
@@ -65,18 +65,23 @@ def makespan(durations: list[float], workers: int) -> float:
 
 
 def closed_form_baseline(cards: int, collective: str, algorithm: str) -> tuple[float, list[float]]:
-    """Seconds and busbw (GB/s) of the closed-form-only model over the sweep."""
-    transport = Transport().scale_up
+    """Seconds and busbw (GB/s) of the closed-form-only model over the sweep, each size with its
+    fastest protocol (as the congestion-aware sweep picks)."""
+    scale_up = Transport().scale_up
     start = time.perf_counter()
     busbw = []
     for size in DEFAULT_SIZES:
         phases = phases_for(collective, algorithm, size, cards)
-        seconds = closed_form_time(
-            phases,
-            bandwidth=400e9 / 8,
-            alpha=transport.step_overhead_ns * 1e-9 + 3 * 100e-9 + 4 * 10e-9,
-            tau=transport.message_overhead_ns * 1e-9,
-            chunk_bytes=transport.chunk_bytes,
+        seconds = min(
+            closed_form_time(
+                phases,
+                bandwidth=400e9 / 8 * protocol.efficiency,
+                alpha=protocol.hop_latency_ns * 1e-9 + 3 * 100e-9 + 4 * 10e-9,
+                chunk_bytes=protocol.chunk_bytes,
+                chunks_in_flight=protocol.chunks_in_flight,
+                base=protocol.base_latency_ns * 1e-9,
+            )
+            for protocol in (scale_up.protocol(name) for name in PROTOCOLS)
         )
         busbw.append(size / seconds / 1e9 * BUS_FACTORS[collective](cards))
     return time.perf_counter() - start, busbw

@@ -28,6 +28,21 @@ def test_nccl_tests_report_becomes_an_entry_with_the_twins_prediction(operator_c
     assert page.status_code == 200 and b"<svg" in page.content and b"after firmware update" in page.content
 
 
+def test_predictions_use_the_runs_own_algorithm_and_protocol(operator_client, small_snapshot):
+    fabric_id = small_snapshot.fabric_id
+    recorded = record(operator_client, fabric_id, collective="allreduce", card_count=8, manual_points="1024 0.1\n1073741824 300", algorithm="Ring", protocol="LL")
+    assert recorded.status_code == 302, recorded.content.decode()[-2000:]
+    default = record(operator_client, fabric_id, collective="allreduce", card_count=8, manual_points="1024 0.1\n1073741824 300")
+    assert default.status_code == 302
+    as_run, as_default = Experiment.objects.order_by("pk")
+    assert [(p["algorithm"], p["protocol"]) for p in as_run.predicted] == [("ring", "LL"), ("ring", "LL")]
+    # Left to the library: the twin picks, as NCCL's tuner would (LL would halve 1 GiB's bandwidth).
+    assert as_default.predicted[1]["protocol"] != "LL"
+    assert as_run.predicted[1]["time_s"] > 1.5 * as_default.predicted[1]["time_s"]
+    page = operator_client.get(f"/fabrics/{fabric_id}/journal/{as_run.pk}/")
+    assert page.status_code == 200 and b"ring (LL)" in page.content
+
+
 def test_points_by_hand_and_bad_input(operator_client, small_snapshot):
     fabric_id = small_snapshot.fabric_id
     ok = record(operator_client, fabric_id, collective="allgather", card_count=16, manual_points="1048576 20\n16777216, 40\n")
@@ -61,6 +76,20 @@ def test_calibration_from_chosen_entries(operator_client, small_snapshot):
     assert b"Calibrated" in response.content
     small_snapshot.fabric.refresh_from_db()
     assert small_snapshot.fabric.transport and small_snapshot.fabric.calibration["points"]
+
+
+def test_calibration_runs_the_entries_own_algorithm_and_protocol(operator_client, small_snapshot):
+    from twin.common.errors import ApplicationError
+    from twin.journal.services import experiments_calibrate
+
+    fabric_id = small_snapshot.fabric_id
+    for algorithm in ("Ring", "Tree"):
+        record(operator_client, fabric_id, collective="allreduce", card_count=8, manual_points="1048576 10\n16777216 30\n268435456 40\n1073741824 42", algorithm=algorithm, protocol="Simple")
+    ring, tree = Experiment.objects.order_by("pk")
+    with pytest.raises(ApplicationError, match="one algorithm and protocol at a time"):
+        experiments_calibrate(experiments=[ring, tree])
+    fitted = experiments_calibrate(experiments=[ring])
+    assert {(point["algorithm"], point["protocol"]) for point in fitted["points"]} == {("ring", "Simple")}
 
 
 def test_viewers_cannot_record(viewer_client, small_snapshot):

@@ -72,8 +72,25 @@ def test_calibration_is_stored_and_used(small_snapshot):
 def test_a_run_can_override_the_transport(small_snapshot):
     from twin.simcore.errors import TwinCoreError
 
-    base = collective_simulate(snapshot=small_snapshot, collective="allreduce", size_bytes=2**26, algorithm="ring")
-    slower = collective_simulate(snapshot=small_snapshot, collective="allreduce", size_bytes=2**26, algorithm="ring", transport={"scale_up": {"efficiency": 0.5}})
-    assert slower["busbw_GBps"] == pytest.approx(base["busbw_GBps"] * 0.5, rel=0.05)
+    base = collective_simulate(snapshot=small_snapshot, collective="allreduce", size_bytes=2**26, algorithm="ring", protocol="Simple")
+    slower = collective_simulate(snapshot=small_snapshot, collective="allreduce", size_bytes=2**26, algorithm="ring", protocol="Simple", transport={"scale_up": {"efficiency": 0.5}})
+    assert slower["protocol"] == "Simple"
+    assert slower["bandwidth_s"] == pytest.approx(base["bandwidth_s"] * 2, rel=1e-9)
     with pytest.raises(TwinCoreError, match="unknown transport"):
         collective_simulate(snapshot=small_snapshot, collective="allreduce", size_bytes=2**26, transport={"warp_drive": 1})
+
+
+def test_transports_stored_before_protocols_lose_the_replaced_overheads(small_snapshot):
+    import importlib
+
+    from django.apps import apps
+
+    migration = importlib.import_module("twin.fabrics.migrations.0004_transport_per_protocol")
+    fabric = small_snapshot.fabric
+    fabric.transport = {"scale_up": {"step_overhead_ns": 21400.0, "efficiency": 0.7}, "scale_out": {"chunk_bytes": 1}, "in_switch_latency_ns": 57600.0}
+    fabric.save(update_fields=["transport"])
+    migration.drop_replaced_parameters(apps, None)
+    fabric.refresh_from_db()
+    assert fabric.transport == {"scale_up": {"efficiency": 0.7}, "in_switch_latency_ns": 57600.0}
+    result = collective_simulate(snapshot=small_snapshot, collective="allreduce", size_bytes=2**26, algorithm="ring", protocol="Simple")
+    assert result["settings"]["transport"]["scale_up"]["efficiency"] == 0.7

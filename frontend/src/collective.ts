@@ -42,12 +42,13 @@ export function parseSize(text: string): SizeReading {
 }
 
 /** The form's controls by name, as strings. */
-export type CollectiveFormValues = Readonly<Record<"collective" | "size" | "algorithm" | "ecmp" | "channels" | "in_switch_reduction", string>>;
+export type CollectiveFormValues = Readonly<Record<"collective" | "size" | "algorithm" | "protocol" | "ecmp" | "channels" | "in_switch_reduction", string>>;
 
 export interface CollectiveParams {
   readonly collective: string;
   readonly size_bytes: number;
   readonly algorithm: string;
+  readonly protocol: string;
   readonly ecmp: string;
   readonly channels: number;
   readonly in_switch_reduction: boolean | null;
@@ -78,6 +79,7 @@ export function readCollectiveForm(values: CollectiveFormValues): CollectiveRead
       collective: values.collective,
       size_bytes: size.bytes,
       algorithm: values.algorithm,
+      protocol: values.protocol,
       ecmp: values.ecmp,
       channels,
       in_switch_reduction: reduction === "true" ? true : reduction === "false" ? false : null,
@@ -145,6 +147,8 @@ export interface Choice {
 export interface CollectiveResult {
   readonly collective: string;
   readonly algorithm: string;
+  /** The NCCL protocol the run used (LL, LL128, Simple); null in results from before protocols. */
+  readonly protocol: string | null;
   readonly ranks: number;
   readonly sizeBytes: number;
   readonly timeS: number;
@@ -230,6 +234,7 @@ export function parseCollectiveResult(value: unknown): CollectiveResult | null {
   return {
     collective,
     algorithm,
+    protocol: text(value["protocol"]),
     ranks,
     sizeBytes,
     timeS,

@@ -11,6 +11,7 @@ const PAGE = `
     <label>Collective <select name="collective"><option value="allgather">allgather</option><option value="allreduce" selected>allreduce</option></select></label>
     <label>Size per rank <input name="size" value="342MB" size="8"></label>
     <label>Algorithm <select name="algorithm"><option value="auto" selected>auto (fastest)</option><option value="ring">ring</option></select></label>
+    <label>Protocol <select name="protocol"><option value="auto" selected>auto (fastest)</option><option value="LL">LL</option><option value="Simple">Simple</option></select></label>
     <label>ECMP <select name="ecmp"><option value="hash">hash</option><option value="spray">spray</option></select></label>
     <label>Channels <input name="channels" type="number" value="1" min="1" max="64"></label>
     <label>In-switch reduction <select name="in_switch_reduction"><option value="" selected>as declared</option><option value="true">on</option><option value="false">off</option></select></label>
@@ -41,6 +42,7 @@ describe("wireCollectiveForm", () => {
     const { api, field, submit, button, slot } = page();
     field("size").value = "1GiB";
     field("algorithm").value = "ring";
+    field("protocol").value = "LL";
     field("ecmp").value = "spray";
     field("channels").value = "8";
     field("in_switch_reduction").value = "false";
@@ -58,6 +60,7 @@ describe("wireCollectiveForm", () => {
             collective: "allreduce",
             size_bytes: 2 ** 30,
             algorithm: "ring",
+            protocol: "LL",
             ecmp: "spray",
             channels: 8,
             in_switch_reduction: false,
@@ -81,7 +84,7 @@ describe("wireCollectiveForm", () => {
     expect(api.posts[0]?.body).toEqual({
       kind: "collective",
       snapshot: 7,
-      params: { collective: "allreduce", size_bytes: 342e6, algorithm: "auto", ecmp: "hash", channels: 1, in_switch_reduction: null },
+      params: { collective: "allreduce", size_bytes: 342e6, algorithm: "auto", protocol: "auto", ecmp: "hash", channels: 1, in_switch_reduction: null },
     });
   });
 

@@ -9,7 +9,7 @@ import type { RunListener, RunWidgetContext } from "./runWidget";
 import { runLauncher, snapshotId } from "./startRun";
 import { fieldErrorList } from "./upload/uploadRender";
 
-const FIELDS = ["collective", "size", "algorithm", "ecmp", "channels", "in_switch_reduction"] as const;
+const FIELDS = ["collective", "size", "algorithm", "protocol", "ecmp", "channels", "in_switch_reduction"] as const;
 
 function control(form: HTMLFormElement, name: string): HTMLInputElement | HTMLSelectElement | null {
   const found = form.querySelector(`[name="${name}"]`);

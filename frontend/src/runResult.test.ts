@@ -69,11 +69,11 @@ describe("renderRunOutcome for collectives", () => {
       numbers: numberFormatters(language === "en" ? "en" : "zh-Hans"),
     });
 
-  it("leads with the algorithm, time, bandwidths and bound", () => {
+  it("leads with the algorithm and its protocol, time, bandwidths and bound", () => {
     const outcome = collective(COLLECTIVE_RESULT);
     expect(outcome.className).toBe("collective");
     expect(outcome.querySelector(".coll-headline")?.textContent).toBe(
-      "in_switch: 8.05 ms, algbw 42.5 GB/s, busbw 84.9 GB/s, bandwidth-bound",
+      "in_switch (Simple): 8.05 ms, algbw 42.5 GB/s, busbw 84.9 GB/s, bandwidth-bound",
     );
     expect(outcome.querySelector(".coll-subject")?.textContent).toBe("allreduce of 342 MB on 1,024 ranks");
     const values = [...outcome.querySelectorAll("dl.kv dd")].map((value) => value.textContent);
@@ -129,11 +129,12 @@ describe("renderRunOutcome for collectives", () => {
     const outcome = collective({
       ...fixed,
       algorithm: "ring",
+      protocol: "LL",
       bound: "latency",
       bottleneck: { link_class: null, domain: null, bound: "latency", utilization: 0 },
       hottest_links: [],
     });
-    expect(outcome.querySelector(".coll-headline")?.textContent).toContain("ring: 8.05 ms");
+    expect(outcome.querySelector(".coll-headline")?.textContent).toContain("ring (LL): 8.05 ms");
     expect(outcome.querySelector(".coll-headline")?.textContent).toContain("latency-bound");
     expect(outcome.querySelector(".coll-bottleneck")?.textContent).toBe("No link limits this collective.");
     expect(outcome.querySelector(".coll-reason, .coll-candidates, .coll-skipped, table")).toBeNull();
@@ -142,7 +143,7 @@ describe("renderRunOutcome for collectives", () => {
   it("is translated", () => {
     const outcome = collective(COLLECTIVE_RESULT, "zh-hans");
     expect(outcome.querySelector(".coll-headline")?.textContent).toBe(
-      "in_switch：8.05 毫秒，algbw 42.5 GB/s，busbw 84.9 GB/s，受带宽限制",
+      "in_switch (Simple)：8.05 毫秒，algbw 42.5 GB/s，busbw 84.9 GB/s，受带宽限制",
     );
     expect(outcome.querySelector(".coll-links caption")?.textContent).toBe("最繁忙的链路");
   });

@@ -104,7 +104,7 @@ function renderCollective(result: CollectiveResult, { doc, t, numbers }: RenderC
   const parts: HTMLElement[] = [
     element(doc, "p", { class: "coll-headline" }, [
       t("collective.headline", {
-        algorithm: result.algorithm,
+        algorithm: result.protocol === null ? result.algorithm : `${result.algorithm} (${result.protocol})`,
         time: duration(result.timeS),
         algbw: formatGBps(result.algbwGBps, numbers, t),
         busbw: formatGBps(result.busbwGBps, numbers, t),

@@ -66,7 +66,7 @@ def test_overlapping_collectives_congest_and_stretch():
     assert (taken < solo * replay.peak_congestion * 1.001).all()  # never slower than the worst demand allows
     timeline = sample_timeline(replay, max_frames=4)
     assert timeline.totals["max_congestion"][0] > 1.5
-    assert timeline.totals["max_utilization"].max() <= 1.0
+    assert timeline.totals["max_utilization"].max() <= 1.0 + 1e-9  # pipelined chunks fill the links exactly
     # Carried bytes still add up to what the two collectives move.
     assert timeline.totals["bytes"].sum() == pytest.approx(replay.arc_bytes().sum(), rel=1e-9)
     summary = replay_summary(replay)
@@ -144,7 +144,9 @@ def test_article_training_step_names_its_hottest_links():
     assert summary["events"]["distinct_operations"] == 64 + 16  # one per TP group, one per DP group
     assert summary["operations"]["allreduce"]["bytes"] == 4 * 96 * 64 * 2048 * 12288 * 2 + 350_000_000_000
     hottest = summary["busiest_links"][0]
-    assert hottest["class"] == "card-leaf (scale-up)" and hottest["bytes"] > 0
+    # DP groups of 64 ranks run a ring (direct writes stop at 16 ranks): where hashing puts two
+    # ring flows on one uplink, it carries more than any card's own link.
+    assert hottest["class"] == "leaf-spine (scale-up)" and hottest["bytes"] > 0
     # The DP all-reduces (last) share the spines: that is where the step congests.
     assert summary["peak_congestion"]["class"] == "leaf-spine (scale-up)"
     assert summary["peak_congestion"]["congestion"] > 1

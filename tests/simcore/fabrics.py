@@ -81,3 +81,11 @@ def irregular_fabric() -> FabricSpec:
     fabric = with_link_state(fabric, 15, "down")  # card-0016's only link
     fabric = with_link_state(fabric, 16, "degraded")  # degraded links still carry traffic
     return with_link_state(fabric, len(base.links), "down")  # spine-01 -> core-1
+
+
+def eight_h100() -> FabricSpec:
+    """One node of 8 H100 joined by NVSwitch (450 GB/s = 3,600 Gb/s per GPU), NVLS capable."""
+    gpus = [NodeSpec(f"gpu{index}", "card", f"gpu{index}", host="node") for index in range(8)]
+    nvswitch = NodeSpec("nvswitch", "switch", "nvswitch", tier="leaf", attrs={"in_switch_reduction": True})
+    links = [LinkSpec(gpu.id, "1", "nvswitch", str(index + 1), 3600, 10) for index, gpu in enumerate(gpus)]
+    return FabricSpec("8x-h100", (*gpus, nvswitch), tuple(links))

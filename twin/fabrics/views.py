@@ -15,7 +15,7 @@ from twin.ingest import ParseOptions
 from twin.ingest.completion import HCA_CARD_SOURCE
 from twin.runs.forms import FailureForm, PlacementForm, ReplayForm, WhatIfForm
 from twin.simcore.diff import FINDING_CLASSES, SEVERITIES
-from twin.simulations.services import ALGORITHMS, COLLECTIVES, ECMP_MODES
+from twin.simulations.services import ALGORITHMS, COLLECTIVES, ECMP_MODES, PROTOCOLS
 
 from .forms import ScaleUpCorrectionForm, SnapshotUploadForm
 from .models import Fabric, Snapshot, SnapshotRole
@@ -100,7 +100,7 @@ def fabric_page(request, fabric_id: int):
         "fabrics/fabric_detail.html",
         {
             "fabric": fabric, "snapshot": snapshot, "snapshots": snapshots, "snapshot_query": snapshot_query, "runs": runs, "compare": compare,
-            "collectives": COLLECTIVES, "algorithms": ALGORITHMS, "ecmp_modes": ECMP_MODES,
+            "collectives": COLLECTIVES, "algorithms": ALGORITHMS, "protocols": PROTOCOLS, "ecmp_modes": ECMP_MODES,
             "runs_unavailable": snapshot_runs_unavailable(snapshot) if snapshot else None,
             "card_sources": card_sources(snapshot) if snapshot else [],
             "design_rules": inferred_design(snapshot) if snapshot else None,

@@ -10,9 +10,10 @@ from twin.fabrics.models import Fabric, Snapshot
 from twin.fabrics.selectors import snapshot_spec_get
 from twin.fabrics.services import SourceFile, UploadRejected, decode_text
 from twin.ingest import IngestError
-from twin.simcore.algorithms import COLLECTIVES
+from twin.simcore.algorithms import ALGORITHMS, COLLECTIVES
 from twin.simcore.errors import TwinCoreError
 from twin.simcore.simulate import Simulator
+from twin.simcore.transport import PROTOCOLS
 from twin.simulations.services import fabric_calibrate
 from twin.traces import gpu_card_id, measurement_to_dict, parse_nccl_tests
 
@@ -21,7 +22,7 @@ from .models import Experiment
 __all__ = ("experiment_import", "experiment_create", "experiments_calibrate", "JOURNAL_FIELDS")
 
 # What a person records about a run beyond the measurement itself (the article's list).
-JOURNAL_FIELDS = ("title", "comm_library", "library_version", "algorithm", "chunk_size_bytes", "model_name", "tp", "pp", "dp", "ep", "notes")
+JOURNAL_FIELDS = ("title", "comm_library", "library_version", "algorithm", "protocol", "chunk_size_bytes", "model_name", "tp", "pp", "dp", "ep", "notes")
 
 
 def measured_points(measurement) -> list[dict]:
@@ -47,15 +48,34 @@ def ranks_on_snapshot(spec, card_count: int, bindings=()) -> list[str]:
     return cards[:card_count]
 
 
-def predict(snapshot: Snapshot, collective: str, ranks: list[str], points: list[dict]) -> tuple[list[dict], float | None]:
-    """The twin's busbw at each measured size, and the largest relative error."""
+# NCCL_ALGO names -> the twin's algorithms (NVLS and CollNet reduce in the switches).
+_NCCL_ALGORITHMS = {"ring": "ring", "tree": "tree", "nvls": "in_switch", "nvlstree": "in_switch", "collnetdirect": "in_switch", "collnetchain": "in_switch"}
+
+
+def run_settings(algorithm: str, protocol: str) -> tuple[str, str]:
+    """The twin's (algorithm, protocol) for what a run recorded: NCCL_ALGO / NCCL_PROTO values or
+    the twin's own names; "auto" (the library's own choice) for empty, lists and unknown names.
+
+    >>> run_settings("NVLS", "simple"), run_settings("Ring,Tree", "")
+    (('in_switch', 'Simple'), ('auto', 'auto'))
+    """
+    spelled = algorithm.strip().lower()
+    chosen_algorithm = _NCCL_ALGORITHMS.get(spelled) or (spelled if spelled in ALGORITHMS else "auto")
+    protocols = {name.lower(): name for name in PROTOCOLS}
+    return chosen_algorithm, protocols.get(protocol.strip().lower(), "auto")
+
+
+def predict(snapshot: Snapshot, collective: str, ranks: list[str], points: list[dict], *, algorithm: str = "", protocol: str = "") -> tuple[list[dict], float | None]:
+    """The twin's busbw at each measured size with the run's own algorithm and protocol when it
+    recorded them (`run_settings`), and the largest relative error."""
     simulator = Simulator(snapshot_spec_get(snapshot_id=snapshot.pk), ranks=ranks, transport=snapshot.fabric.transport or None)
+    chosen_algorithm, chosen_protocol = run_settings(algorithm, protocol)
     predicted = []
     for point in points:
-        result = simulator.run(collective, point["size_bytes"], "auto", top_links=0)
+        result = simulator.run(collective, point["size_bytes"], chosen_algorithm, chosen_protocol, top_links=0)
         predicted.append({
             "size_bytes": point["size_bytes"], "busbw_GBps": result["busbw_GBps"], "time_s": result["time_s"],
-            "algorithm": result["algorithm"], "error": result["busbw_GBps"] / point["busbw_GBps"] - 1,
+            "algorithm": result["algorithm"], "protocol": result["protocol"], "error": result["busbw_GBps"] / point["busbw_GBps"] - 1,
         })
     return predicted, max((abs(p["error"]) for p in predicted), default=None)
 
@@ -92,7 +112,7 @@ def experiment_import(*, fabric: Fabric, snapshot: Snapshot, files: Sequence[Sou
             raise ApplicationError(f"{source_name}: the report does not say how many cards it ran on; give the card count.")
         ranks = ranks_on_snapshot(spec, card_count, measurement.ranks)
         try:
-            predicted, max_error = predict(snapshot, measurement.collective, ranks, points)
+            predicted, max_error = predict(snapshot, measurement.collective, ranks, points, algorithm=meta.get("algorithm") or "", protocol=meta.get("protocol") or "")
         except TwinCoreError as error:
             raise ApplicationError(f"{source_name}: {error}") from error
         entry = Experiment(
@@ -117,7 +137,7 @@ def experiment_create(*, fabric: Fabric, snapshot: Snapshot, collective: str, ca
     plain = [{"size_bytes": int(size), "busbw_GBps": float(busbw)} for size, busbw in sorted(points)]
     ranks = ranks_on_snapshot(snapshot_spec_get(snapshot_id=snapshot.pk), card_count)
     try:
-        predicted, max_error = predict(snapshot, collective, ranks, plain)
+        predicted, max_error = predict(snapshot, collective, ranks, plain, algorithm=meta.get("algorithm") or "", protocol=meta.get("protocol") or "")
     except TwinCoreError as error:
         raise ApplicationError(str(error)) from error
     entry = Experiment(
@@ -132,12 +152,17 @@ def experiment_create(*, fabric: Fabric, snapshot: Snapshot, collective: str, ca
 
 
 def experiments_calibrate(*, experiments: Sequence[Experiment]) -> dict:
-    """Fit the fabric to the chosen entries (one fabric, one collective, one card count)."""
+    """Fit the fabric to the chosen entries (one fabric, one collective, one card count), run with
+    the algorithm and protocol they recorded (`run_settings`)."""
     if not experiments:
         raise ApplicationError("Choose at least one journal entry to calibrate against.")
     kinds = {(e.fabric_id, e.collective, e.card_count) for e in experiments}
     if len(kinds) > 1:
         raise ApplicationError("Calibrate against entries of one fabric, one collective and one card count at a time.")
+    settings = {run_settings(e.algorithm, e.protocol) for e in experiments}
+    if len(settings) > 1:
+        raise ApplicationError("Calibrate against entries run with one algorithm and protocol at a time.")
+    ((algorithm, protocol),) = settings
     first = experiments[0]
     snapshot = first.snapshot or first.fabric.latest_snapshot()
     if snapshot is None:
@@ -147,6 +172,7 @@ def experiments_calibrate(*, experiments: Sequence[Experiment]) -> dict:
     try:
         return fabric_calibrate(
             fabric=first.fabric, snapshot=snapshot, points=points, collective=first.collective, ranks=ranks,
+            algorithm=algorithm, protocol=protocol,
             source=", ".join(e.title for e in experiments)[:200],
         )
     except TwinCoreError as error:

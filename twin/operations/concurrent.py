@@ -23,6 +23,7 @@ from scipy import sparse
 from twin.simcore.algorithms import Phase, step_time
 from twin.simcore.compile import CompiledFabric, Routes, route
 from twin.simcore.congestion import max_min_rates
+from twin.simcore.transport import protocols_to_try
 
 __all__ = ["GroupRun", "arc_record", "flow_keys", "link_records", "route_phase", "run_groups"]
 
@@ -56,6 +57,7 @@ class GroupRun:
     switch_hops: np.ndarray
     crosses_scale_out: bool
     bottleneck_arc: int
+    protocol: str
 
 
 def run_groups(
@@ -66,47 +68,59 @@ def run_groups(
     ecmp: str = "hash",
     seed: int = 0,
 ) -> GroupRun:
-    """Time of ``phases`` run by every row of ``groups`` at once (see the module docstring)."""
-    transport = compiled.transport
-    up, out = transport.scale_up, transport.scale_out
-    total = latency = bandwidth = 0.0
+    """Time of ``phases`` run by every row of ``groups`` at once (see the module docstring), with
+    the fastest protocol, as the simulator's automatic choice."""
     arc_bytes = np.zeros(len(compiled.arc_tail))
-    hops: list[np.ndarray] = []
-    scale_out_seen = False
-    dominant = (-1.0, -1)
     routed: dict[str, tuple[Routes, np.ndarray]] = {}
     for phase in phases:
         if phase.pattern not in routed:
             routes = route_phase(compiled, groups, phase, ecmp=ecmp, seed=seed)
             routed[phase.pattern] = (routes, max_min_rates(routes.incidence, compiled.arc_capacity))
-        routes, rates = routed[phase.pattern]
-        scale_out = routes.scale_out
-        alpha = np.where(scale_out, out.step_overhead_ns, up.step_overhead_ns) * 1e-9 + routes.latency
-        tau = np.where(scale_out, out.message_overhead_ns, up.message_overhead_ns) * 1e-9 + routes.latency
-        chunk = np.where(scale_out, out.chunk_bytes, up.chunk_bytes).astype(float)
-        times = step_time(
-            phase.bytes_per_flow, rates, alpha, tau, chunk, depth=phase.depth, latency_count=phase.latency_count
-        )
-        slowest = int(np.argmax(times))
-        moving = float(phase.bytes_per_flow / rates[slowest]) if np.isfinite(rates[slowest]) else 0.0
-        total += phase.steps * float(times[slowest])
-        bandwidth += phase.steps * moving
-        latency += phase.steps * (float(times[slowest]) - moving)
-        moved = routes.incidence.T @ np.full(routes.incidence.shape[0], phase.bytes_per_flow)
-        arc_bytes += phase.steps * moved
-        hops.append(routes.switch_hops)
-        scale_out_seen |= bool(scale_out.any())
-        if phase.steps * moving > dominant[0]:
-            dominant = (phase.steps * moving, _fullest_arc(routes.incidence, rates, compiled, slowest))
+        routes = routed[phase.pattern][0]
+        arc_bytes += phase.steps * (routes.incidence.T @ np.full(routes.incidence.shape[0], phase.bytes_per_flow))
+    in_switch = any(phase.in_switch for phase in phases)
+    timed = [_timed(compiled, phases, routed, protocol) for protocol in protocols_to_try("auto", in_switch=in_switch)]
+    total, latency, bandwidth, bottleneck, protocol = min(timed, key=lambda times: times[0])
     return GroupRun(
         time_s=total,
         latency_s=latency,
         bandwidth_s=bandwidth,
         arc_bytes=arc_bytes,
-        switch_hops=np.concatenate(hops) if hops else np.empty(0),
-        crosses_scale_out=scale_out_seen,
-        bottleneck_arc=dominant[1],
+        switch_hops=np.concatenate([routed[phase.pattern][0].switch_hops for phase in phases]) if phases else np.empty(0),
+        crosses_scale_out=any(bool(routes.scale_out.any()) for routes, _ in routed.values()),
+        bottleneck_arc=bottleneck,
+        protocol=protocol,
     )
+
+
+def _timed(
+    compiled: CompiledFabric, phases: Sequence[Phase], routed: dict[str, tuple[Routes, np.ndarray]], protocol: str
+) -> tuple[float, float, float, int, str]:
+    """Total, latency and bandwidth time, bottleneck arc, protocol of ``phases`` with ``protocol``."""
+    costs = {
+        pattern: compiled.transport.flow_costs(protocol, routes.scale_out, routes.latency)
+        for pattern, (routes, _) in routed.items()
+    }
+    base = max((float(cost.base.max()) for cost in costs.values()), default=0.0)
+    total = latency = base
+    bandwidth = 0.0
+    dominant = (-1.0, -1)
+    for phase in phases:
+        routes, wire_rates = routed[phase.pattern]
+        cost = costs[phase.pattern]
+        rates = wire_rates * cost.efficiency
+        times = step_time(
+            phase.bytes_per_flow, rates, cost.alpha, cost.chunk_bytes, cost.chunks_in_flight,
+            depth=phase.depth, startup=phase.peer_issues * cost.peer_issue,
+        )  # fmt: skip
+        slowest = int(np.argmax(times))
+        moving = float(phase.bytes_per_flow / rates[slowest]) if np.isfinite(rates[slowest]) else 0.0
+        total += phase.steps * float(times[slowest])
+        bandwidth += phase.steps * moving
+        latency += phase.steps * (float(times[slowest]) - moving)
+        if phase.steps * moving > dominant[0]:
+            dominant = (phase.steps * moving, _fullest_arc(routes.incidence, wire_rates, compiled, slowest))
+    return total, latency, bandwidth, dominant[1], protocol
 
 
 def _fullest_arc(incidence: sparse.csr_array, rates: np.ndarray, compiled: CompiledFabric, flow: int) -> int:

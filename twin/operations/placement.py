@@ -771,6 +771,7 @@ def _dimension_result(
     return {
         "collective": traffic.collective,
         "algorithm": traffic.algorithm,
+        "protocol": run.protocol,
         "groups": groups,
         "group_size": size,
         "calls_per_step": traffic.calls,

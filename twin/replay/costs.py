@@ -32,7 +32,7 @@ from twin.simcore.congestion import max_min_rates
 from twin.simcore.errors import TwinCoreError
 from twin.simcore.model import FabricSpec
 from twin.simcore.simulate import Simulator
-from twin.simcore.transport import Transport, transport_for
+from twin.simcore.transport import PROTOCOLS, Transport, transport_for
 
 __all__ = ["FLOW", "NOTHING", "ORDERINGS", "CostModel", "EventCost", "ReplayOptions"]
 
@@ -169,17 +169,13 @@ class CostModel:
         routes = route(compiled, all_sources, all_targets, mode=self.options.ecmp, seed=self.options.seed, flow_keys=keys)
         incidence = sparse.csr_array(routes.incidence)
         rates = _independent_rates(incidence, compiled.arc_capacity, np.tile(np.arange(count), channels))
-        up, out = self.transport.scale_up, self.transport.scale_out
-        scale_out = routes.scale_out
         per_channel = np.tile(sizes, channels) / channels
-        times = step_time(
-            per_channel,
-            rates,
-            np.where(scale_out, out.step_overhead_ns, up.step_overhead_ns) * 1e-9 + routes.latency,
-            np.where(scale_out, out.message_overhead_ns, up.message_overhead_ns) * 1e-9 + routes.latency,
-            np.where(scale_out, out.chunk_bytes, up.chunk_bytes).astype(float),
-        )
-        duration = np.asarray(times, dtype=float).reshape(channels, count).max(axis=0)
+        # Each send with its fastest protocol, as NCCL's tuner picks one per operation.
+        duration = np.full(count, np.inf)
+        for protocol in PROTOCOLS:
+            costs = self.transport.flow_costs(protocol, routes.scale_out, routes.latency)
+            times = costs.base + step_time(per_channel, rates * costs.efficiency, costs.alpha, costs.chunk_bytes, costs.chunks_in_flight)
+            duration = np.minimum(duration, np.asarray(times, dtype=float).reshape(channels, count).max(axis=0))
         arc_bytes = _rows_to_flows(incidence, per_channel, count)
         bounds = arc_bytes.indptr
         return [

@@ -13,7 +13,7 @@ from twin.fabrics.models import Snapshot
 from twin.operations.exports import placement_csv, slurm_hostfile, slurm_hostlist
 from twin.simulations.models import ReplayPlayback
 from twin.simulations.replays import replay_frame
-from twin.simulations.services import ALGORITHMS, COLLECTIVES, ECMP_MODES, placement_from_result
+from twin.simulations.services import ALGORITHMS, COLLECTIVES, ECMP_MODES, PROTOCOLS, placement_from_result
 
 from .models import Run, RunKind
 from .realtime import run_state_payload
@@ -53,6 +53,7 @@ class CollectiveParams(serializers.Serializer):
     collective = serializers.ChoiceField(COLLECTIVES)
     size_bytes = serializers.FloatField(min_value=1, max_value=1e15, help_text="Bytes per rank (nccl-tests' size)")
     algorithm = serializers.ChoiceField(("auto", *ALGORITHMS), default="auto")
+    protocol = serializers.ChoiceField(("auto", *PROTOCOLS), default="auto", help_text="NCCL protocol; auto: the fastest, as NCCL's tuner picks")
     ecmp = serializers.ChoiceField(ECMP_MODES, default="hash")
     channels = serializers.IntegerField(min_value=1, max_value=64, default=1)
     in_switch_reduction = serializers.BooleanField(allow_null=True, default=None)
@@ -137,7 +138,7 @@ RUN_PARAMS = {
 class RunCreateSerializer(serializers.Serializer):
     kind = serializers.ChoiceField(RunKind.choices)
     snapshot = serializers.PrimaryKeyRelatedField(queryset=Snapshot.objects.all())
-    params = serializers.DictField(required=False, default=dict, help_text="hop_stats: none; collective: collective, size_bytes, algorithm, ecmp, channels, in_switch_reduction")
+    params = serializers.DictField(required=False, default=dict, help_text="hop_stats: none; collective: collective, size_bytes, algorithm, protocol, ecmp, channels, in_switch_reduction")
 
     def validate(self, data: dict) -> dict:
         params = RUN_PARAMS[data["kind"]](data=data["params"])

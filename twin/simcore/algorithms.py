@@ -3,16 +3,22 @@
 A ``Phase`` is a flow pattern between ranks (rank ``sources[i]`` sends to
 ``targets[i]``), the bytes each flow carries per step, and how many identical
 steps run back to back; a pipelined phase also has a depth (stages a chunk
-crosses). Rates come from max-min sharing (``simulate``) or, for the
-non-blocking baseline, from the busiest card port alone (``closed_form_time``).
+crosses), and a direct phase the number of peers each rank posts to. Rates come
+from max-min sharing (``simulate``) or, for the non-blocking baseline, from the
+busiest card port alone (``closed_form_time``).
 
-Step time of a flow carrying ``b`` bytes at rate ``R`` in ``m`` chunks of ``C``:
+Step time of a flow carrying ``b`` bytes at payload rate ``R`` in ``m`` chunks of
+``C``, ``k`` chunks in flight, with a start-up ``s`` paid once per step (posting to
+each peer of a direct step, in-switch start-up):
 
-    latency_count * alpha + (depth - 1) * (alpha + C / R) + (m - 1) * tau + b / R
+    s + alpha + b / R + (depth - 1) (alpha + C / R) + floor((m - 1) / k) max(0, alpha - (k - 1) C / R)
 
 which is MODELLING.md section 5's alpha + n beta per step, plus the chunk
-costs: ``tau`` per further chunk (too small a chunk: overhead) and a pipeline
-fill of ``depth - 1`` chunks (too large a chunk: no pipelining).
+costs. A slot is free again ``alpha + C / R`` after it was filled, so every
+``k`` chunks the wire waits for what ``k - 1`` further chunks do not cover
+(chunks much smaller than the bandwidth-delay product over ``k``); a pipelined
+phase also pays a fill of ``depth - 1`` chunks (too large a chunk: no
+pipelining). With ``k = 1`` it is stop-and-wait: ``m alpha + b / R``.
 """
 
 from __future__ import annotations
@@ -73,30 +79,29 @@ class Phase:
     bytes_per_flow: float
     steps: int = 1
     depth: int = 1
-    latency_count: int = 1
+    peer_issues: int = 0  # per-peer posts of each rank per step (direct algorithms)
     in_switch: bool = False
     memory_semantic: bool = False  # direct writes: only on scale-up flows
 
 
 def step_time(
-    bytes_per_flow: float,
+    bytes_per_flow: float | np.ndarray,
     rate: np.ndarray | float,
     alpha: np.ndarray | float,
-    tau: np.ndarray | float,
     chunk_bytes: np.ndarray | float,
+    chunks_in_flight: np.ndarray | float,
     *,
     depth: int = 1,
-    latency_count: int = 1,
+    startup: np.ndarray | float = 0.0,
 ) -> np.ndarray | float:
-    """Time of one step per flow (see the module docstring); arrays broadcast."""
+    """Time of one step per flow (see the module docstring); arrays broadcast.
+
+    ``rate`` is the payload rate (protocol efficiency applied).
+    """
     chunks = np.maximum(1, np.ceil(bytes_per_flow / chunk_bytes))
-    chunk = bytes_per_flow / chunks
-    return (
-        latency_count * alpha
-        + (depth - 1) * (alpha + chunk / rate)
-        + (chunks - 1) * tau
-        + bytes_per_flow / rate
-    )
+    wire = bytes_per_flow / chunks / rate  # one chunk on the wire
+    slot_waits = np.floor((chunks - 1) / chunks_in_flight) * np.maximum(0.0, alpha - (chunks_in_flight - 1) * wire)
+    return startup + alpha + bytes_per_flow / rate + (depth - 1) * (alpha + wire) + slot_waits
 
 
 def phases_for(
@@ -133,34 +138,30 @@ def closed_form_time(
     *,
     bandwidth: float,
     alpha: float,
-    tau: float,
     chunk_bytes: float,
-    in_switch_alpha: float = 0.0,
+    chunks_in_flight: float = 8,
+    peer_issue: float = 0.0,
+    base: float = 0.0,
+    in_switch_startup: float = 0.0,
     in_switch_efficiency: float = 1.0,
 ) -> float:
-    """Non-blocking baseline: every flow runs at ``bandwidth`` (bytes/s) shared only
-    with the other flows of its own card ports (the busiest of sender and receiver).
+    """Non-blocking baseline: every flow runs at ``bandwidth`` (payload bytes/s) shared only
+    with the other flows of its own card ports (the busiest of sender and receiver); ``base``
+    once, then every phase's steps.
     """
-    total = 0.0
+    total = base
     for phase in phases:
         if phase.in_switch:
             rate = bandwidth * in_switch_efficiency
-            total += phase.steps * step_time(
-                phase.bytes_per_flow, rate, in_switch_alpha + alpha, tau, chunk_bytes
-            )
+            total += phase.steps * step_time(phase.bytes_per_flow, rate, alpha, chunk_bytes, chunks_in_flight, startup=in_switch_startup)
             continue
         out_degree = np.bincount(phase.sources).max()
         in_degree = np.bincount(phase.targets).max()
         rate = bandwidth / max(out_degree, in_degree)
         total += phase.steps * step_time(
-            phase.bytes_per_flow,
-            rate,
-            alpha,
-            tau,
-            chunk_bytes,
-            depth=phase.depth,
-            latency_count=phase.latency_count,
-        )
+            phase.bytes_per_flow, rate, alpha, chunk_bytes, chunks_in_flight,
+            depth=phase.depth, startup=phase.peer_issues * peer_issue,
+        )  # fmt: skip
     return float(total)
 
 
@@ -300,15 +301,17 @@ def _hierarchical_allreduce(n: float, p: int, groups: np.ndarray | None) -> list
     ]
 
 
+# A direct write step posts to p - 1 peers, then raises a flag at each for the
+# barrier: 2 (p - 1) posts (MODELLING.md's sync(p) of at least (p - 1) o with flags).
 def _one_shot(n: float, p: int, groups: np.ndarray | None) -> list[Phase]:
-    return [Phase("write to every peer", "all-pairs", *_all_pairs(p), n, memory_semantic=True)]
+    return [Phase("write to every peer", "all-pairs", *_all_pairs(p), n, peer_issues=2 * (p - 1), memory_semantic=True)]
 
 
 def _two_shot(n: float, p: int, groups: np.ndarray | None) -> list[Phase]:
     pairs = _all_pairs(p)
     return [
-        Phase("direct reduce-scatter", "all-pairs", *pairs, n / p, memory_semantic=True),
-        Phase("direct allgather", "all-pairs", *pairs, n / p, memory_semantic=True),
+        Phase("direct reduce-scatter", "all-pairs", *pairs, n / p, peer_issues=2 * (p - 1), memory_semantic=True),
+        Phase("direct allgather", "all-pairs", *pairs, n / p, peer_issues=2 * (p - 1), memory_semantic=True),
     ]
 
 
@@ -317,9 +320,11 @@ def _direct(collective: str) -> Callable:
         if collective == "sendrecv":
             return [Phase("send to the next rank", "ring", *_shift(p, 1), n)]
         if collective == "alltoall":
-            # Pairwise exchange posted at once: p - 1 messages leave each rank.
-            return [Phase("exchange with every peer", "all-pairs", *_all_pairs(p), n / p, latency_count=p - 1)]
-        return [Phase(f"direct {collective}", "all-pairs", *_all_pairs(p), n / p, memory_semantic=True)]
+            # Posted at once: each rank pays the issue cost of p - 1 messages, one latency.
+            return [Phase("exchange with every peer", "all-pairs", *_all_pairs(p), n / p, peer_issues=p - 1)]
+        return [
+            Phase(f"direct {collective}", "all-pairs", *_all_pairs(p), n / p, peer_issues=2 * (p - 1), memory_semantic=True)
+        ]
 
     return build
 

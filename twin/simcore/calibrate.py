@@ -2,8 +2,8 @@
 
 The residual of each measured point is ``log(predicted time / measured
 time)``, so every size weighs the same whatever its magnitude; the
-prediction is ``Simulator.run`` with the collective and algorithm the
-measurement used (``"auto"`` lets the twin pick per size, as NCCL's tuner
+prediction is ``Simulator.run`` with the collective, algorithm and protocol
+the measurement used (``"auto"`` lets the twin pick per size, as NCCL's tuner
 does). Latencies are fitted on a log scale, efficiencies within (0, 1].
 The fit is non-smooth where the chosen algorithm changes, so it starts from
 a few points and keeps the best.
@@ -23,23 +23,26 @@ from scipy import optimize
 from twin.simcore.errors import TwinCoreError
 from twin.simcore.model import FabricSpec
 from twin.simcore.simulate import Simulator
-from twin.simcore.transport import Transport, transport_for
+from twin.simcore.transport import PROTOCOLS, Transport, transport_for
 
 __all__ = ["DEFAULT_FIT", "FITTABLE", "calibrate"]
 
 # parameter -> (kind, lower bound, upper bound); "latency" is fitted on a log scale.
+_LATENCY, _FRACTION = ("latency", 1.0, 1e6), ("fraction", 0.05, 1.0)
 FITTABLE: dict[str, tuple[str, float, float]] = {
-    "scale_up.step_overhead_ns": ("latency", 1.0, 1e6),
-    "scale_up.message_overhead_ns": ("latency", 1.0, 1e6),
-    "scale_up.efficiency": ("fraction", 0.05, 1.0),
-    "scale_out.step_overhead_ns": ("latency", 1.0, 1e6),
-    "scale_out.message_overhead_ns": ("latency", 1.0, 1e6),
-    "scale_out.efficiency": ("fraction", 0.05, 1.0),
-    "in_switch_latency_ns": ("latency", 1.0, 1e6),
-    "in_switch_efficiency": ("fraction", 0.05, 1.0),
+    **{f"{domain}.efficiency": _FRACTION for domain in ("scale_up", "scale_out")},
+    **{f"{domain}.peer_issue_ns": _LATENCY for domain in ("scale_up", "scale_out")},
+    **{
+        f"{domain}.{protocol}.{field}": bounds
+        for domain in ("scale_up", "scale_out")
+        for protocol in PROTOCOLS
+        for field, bounds in (("base_latency_ns", _LATENCY), ("hop_latency_ns", _LATENCY), ("efficiency", _FRACTION))
+    },
+    "in_switch_latency_ns": _LATENCY,
+    "in_switch_efficiency": _FRACTION,
 }
 DEFAULT_FIT = (
-    "scale_up.step_overhead_ns",
+    "scale_up.Simple.hop_latency_ns",
     "scale_up.efficiency",
     "in_switch_latency_ns",
     "in_switch_efficiency",
@@ -52,6 +55,7 @@ def calibrate(
     *,
     collective: str = "allreduce",
     algorithm: str = "auto",
+    protocol: str = "auto",
     fit: Sequence[str] = DEFAULT_FIT,
     **simulator_options: Any,
 ) -> dict[str, Any]:
@@ -60,7 +64,7 @@ def calibrate(
     ``measured`` holds ``(size_bytes, busbw_GBps)`` points (nccl-tests
     semantics). Returns ``transport`` (overrides to store with the fabric),
     ``parameters`` (fitted values by name), ``points`` (size, measured and
-    predicted busbw, relative error, algorithm used) and the largest and RMS
+    predicted busbw, relative error, algorithm and protocol used) and the largest and RMS
     relative errors.
     """
     points = sorted((float(size), float(busbw)) for size, busbw in measured)
@@ -75,7 +79,7 @@ def calibrate(
 
     def predict(vector: np.ndarray) -> list[dict[str, Any]]:
         simulator = Simulator(spec, transport=_with(base, fit, vector), **simulator_options)
-        return [simulator.run(collective, size, algorithm, top_links=0) for size in sizes]
+        return [simulator.run(collective, size, algorithm, protocol, top_links=0) for size in sizes]
 
     def residuals(vector: np.ndarray) -> np.ndarray:
         busbw = np.array([result["busbw_GBps"] for result in predict(vector)])
@@ -110,6 +114,7 @@ def calibrate(
                 "predicted_busbw_GBps": result["busbw_GBps"],
                 "relative_error": float(error),
                 "algorithm": result["algorithm"],
+                "protocol": result["protocol"],
             }
             for size, busbw, result, error in zip(sizes.tolist(), measured_busbw, results, errors)
         ],
@@ -127,18 +132,21 @@ def _decode(name: str, value: float) -> float:
 
 
 def _value(transport: Transport, name: str) -> float:
-    owner, _, field = name.rpartition(".")
-    return float(getattr(getattr(transport, owner) if owner else transport, field))
+    value: Any = transport
+    for part in name.split("."):
+        value = getattr(value, part)
+    return float(value)
 
 
 def _overrides(parameters: Mapping[str, float]) -> dict[str, Any]:
+    """``{"scale_up.Simple.efficiency": 0.8}`` -> ``{"scale_up": {"Simple": {"efficiency": 0.8}}}``."""
     overrides: dict[str, Any] = {}
     for name, value in parameters.items():
-        owner, _, field = name.rpartition(".")
-        if owner:
-            overrides.setdefault(owner, {})[field] = value
-        else:
-            overrides[field] = value
+        *sections, field = name.split(".")
+        section = overrides
+        for part in sections:
+            section = section.setdefault(part, {})
+        section[field] = value
     return overrides
 
 

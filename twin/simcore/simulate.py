@@ -7,13 +7,16 @@ JSON-ready data. The rates of each distinct flow pattern are computed once
 message size and algorithm that uses the pattern, since rates do not depend on
 the bytes moved. ``simulate(spec, ...)`` is the one-call form.
 
-The automatic choice evaluates every applicable algorithm the same way and
-keeps the fastest, like NCCL's tuner but with the congestion-aware times; the
-result says why (``choice``).
+Each algorithm runs with the protocol (LL, LL128, Simple) that NCCL's tuner
+would pick, the fastest predicted, unless one is asked for. The automatic
+choice of algorithm evaluates every applicable one the same way and keeps the
+fastest, like NCCL's tuner but with the congestion-aware times; the result
+says which protocol it used and why that algorithm (``choice``).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -26,7 +29,7 @@ from twin.simcore.compile import CompiledFabric, Routes, compile_fabric, route
 from twin.simcore.congestion import max_min_rates
 from twin.simcore.errors import TwinCoreError
 from twin.simcore.model import FabricSpec
-from twin.simcore.transport import Transport, transport_for
+from twin.simcore.transport import PROTOCOLS, FlowCosts, Transport, protocols_to_try, transport_for
 
 __all__ = ["MAX_PATTERN_FLOWS", "Simulator", "simulate"]
 
@@ -36,15 +39,18 @@ MAX_PATTERN_FLOWS = 4_200_000
 
 @dataclass(frozen=True, eq=False)
 class _Pattern:
-    """A routed flow pattern with its max-min rates (bytes/s, efficiency applied)."""
+    """A routed flow pattern with its max-min rates (bytes/s, domain efficiency applied) and,
+    filled on first use, each protocol's costs per flow."""
 
     routes: Routes
     rates: np.ndarray
-    alpha_path: np.ndarray  # path latency per flow, s
-    chunk: np.ndarray  # chunk bytes per flow (by domain)
-    step_overhead: np.ndarray
-    message_overhead: np.ndarray
     channels: int
+    costs: dict[str, FlowCosts]
+
+    def flow_costs(self, transport: Transport, protocol: str) -> FlowCosts:
+        if protocol not in self.costs:
+            self.costs[protocol] = transport.flow_costs(protocol, self.routes.scale_out, self.routes.latency)
+        return self.costs[protocol]
 
 
 class Simulator:
@@ -125,17 +131,7 @@ class Simulator:
         else:
             routes = route(self.compiled, sources, targets, mode=self.ecmp, seed=self.seed, flow_keys=keys)
             rates = max_min_rates(routes.incidence, self.compiled.arc_capacity, limit=self.channel_limit)
-        scale_out = routes.scale_out
-        up, out = self.transport.scale_up, self.transport.scale_out
-        pattern = _Pattern(
-            routes=routes,
-            rates=rates,
-            alpha_path=routes.latency,
-            chunk=np.where(scale_out, out.chunk_bytes, up.chunk_bytes).astype(float),
-            step_overhead=np.where(scale_out, out.step_overhead_ns, up.step_overhead_ns) * 1e-9,
-            message_overhead=np.where(scale_out, out.message_overhead_ns, up.message_overhead_ns) * 1e-9,
-            channels=self.channels,
-        )
+        pattern = _Pattern(routes=routes, rates=rates, channels=self.channels, costs={})
         self._patterns[phase.pattern] = pattern
         return pattern
 
@@ -176,6 +172,11 @@ class Simulator:
         )
         return tree, np.full(len(sources), slowest / self.channels)
 
+    @functools.cached_property
+    def _rank_groups(self) -> np.ndarray | None:
+        """Each rank's super-node as a number (what ``hierarchical`` groups by), once per simulator."""
+        return _group_numbers(np.array(self.compiled.card_supernode, dtype=object)[self.ranks])
+
     # -- runs -----------------------------------------------------------------
 
     def candidates(self, collective: str) -> list[str]:
@@ -195,10 +196,14 @@ class Simulator:
             if (collective, name) in ALL_PAIRS
         }
 
-    def run(self, collective: str, size_bytes: float, algorithm: str = "auto", *, top_links: int = 10) -> dict[str, Any]:
+    def run(
+        self, collective: str, size_bytes: float, algorithm: str = "auto", protocol: str = "auto", *, top_links: int = 10
+    ) -> dict[str, Any]:
         """Simulate one collective; JSON-ready result (shape in docs/simulation.md).
 
-        Keys: ``collective``, ``algorithm``, ``ranks``, ``size_bytes``,
+        ``protocol``: ``"auto"`` (the fastest for each algorithm, as NCCL's
+        tuner picks) or one of ``PROTOCOLS``. Keys: ``collective``,
+        ``algorithm``, ``protocol``, ``protocol_times``, ``ranks``, ``size_bytes``,
         ``time_s``, ``algbw_GBps``, ``busbw_GBps`` (nccl-tests semantics),
         ``latency_s`` and ``bandwidth_s`` (the two parts of ``time_s``),
         ``bound`` (``"latency"`` or ``"bandwidth"``), ``bottleneck`` (link class,
@@ -208,16 +213,18 @@ class Simulator:
         """
         if size_bytes <= 0:
             raise TwinCoreError(f"size {size_bytes} bytes; expected a positive number")
+        if protocol != "auto" and protocol not in PROTOCOLS:
+            raise TwinCoreError(f"unknown protocol {protocol!r}; expected one of {', '.join(PROTOCOLS)} or auto")
         if algorithm == "auto":
-            return self._auto(collective, size_bytes, top_links)
-        return self.evaluate(collective, size_bytes, algorithm).result(self, top_links)
+            return self._auto(collective, size_bytes, protocol, top_links)
+        return self.evaluate(collective, size_bytes, algorithm, protocol).result(self, top_links)
 
-    def _auto(self, collective: str, size_bytes: float, top_links: int) -> dict[str, Any]:
+    def _auto(self, collective: str, size_bytes: float, protocol: str, top_links: int) -> dict[str, Any]:
         evaluated: dict[str, Evaluation] = {}
         skipped: dict[str, str] = {}
         for algorithm in self.candidates(collective):
             try:
-                evaluated[algorithm] = self.evaluate(collective, size_bytes, algorithm)
+                evaluated[algorithm] = self.evaluate(collective, size_bytes, algorithm, protocol)
             except TwinCoreError as error:
                 skipped[algorithm] = str(error)
         if not evaluated:
@@ -227,7 +234,7 @@ class Simulator:
         result = best.result(self, top_links)
         others = ", ".join(f"{name} {_ms(evaluated[name].time)}" for name in ranking[1:])
         reason = (
-            f"{ranking[0]} is the fastest ({_ms(best.time)}) for {_megabytes(size_bytes)} on "
+            f"{ranking[0]} ({best.protocol}) is the fastest ({_ms(best.time)}) for {_megabytes(size_bytes)} on "
             f"{len(self.ranks)} ranks, {result['bound']}-bound"
             + (f"; then {others}" if others else "")
             + (f"; not applicable: {', '.join(sorted(skipped))}" if skipped else "")
@@ -239,51 +246,75 @@ class Simulator:
         }
         return result
 
-    def evaluate(self, collective: str, size_bytes: float, algorithm: str) -> Evaluation:
-        """One named algorithm's time and per-arc (per link direction) bytes, before they are
-        summarised into ``run``'s JSON result (the replay adds loads per direction)."""
+    def evaluate(self, collective: str, size_bytes: float, algorithm: str, protocol: str = "auto") -> Evaluation:
+        """One named algorithm's time and per-arc (per link direction) bytes with ``protocol``
+        (``"auto"``: the fastest), before they are summarised into ``run``'s JSON result (the
+        replay adds loads per direction)."""
         refused = self.too_large(collective).get(algorithm)
         if refused:
             raise TwinCoreError(refused)
-        groups = np.array(self.compiled.card_supernode, dtype=object)[self.ranks]
-        phases = phases_for(collective, algorithm, size_bytes, len(self.ranks), _group_numbers(groups))
-        evaluation = Evaluation(collective, algorithm, size_bytes, len(self.ranks))
-        for phase in phases:
-            pattern = self._pattern(phase)
+        phases = phases_for(collective, algorithm, size_bytes, len(self.ranks), self._rank_groups)
+        limit = self.transport.direct_max_ranks
+        if any(phase.memory_semantic for phase in phases) and len(self.ranks) > limit:
+            raise TwinCoreError(
+                f"{algorithm} writes to every peer: at most {limit} ranks (transport direct_max_ranks), "
+                f"got {len(self.ranks):,}"
+            )
+        patterns = [self._pattern(phase) for phase in phases]
+        for phase, pattern in zip(phases, patterns):
             if phase.memory_semantic and pattern.routes.scale_out.any():
                 raise TwinCoreError(f"{algorithm} writes directly to peers: only inside a scale-up domain")
-            evaluation.add(phase, pattern, self.transport)
-        return evaluation
+        evaluations = [
+            Evaluation(collective, algorithm, name, size_bytes, len(self.ranks), phases, patterns, self.transport)
+            for name in protocols_to_try(protocol, in_switch=any(phase.in_switch for phase in phases))
+        ]
+        best = min(evaluations, key=lambda evaluation: evaluation.time)
+        best.protocol_times = {evaluation.protocol: evaluation.time for evaluation in evaluations}
+        return best
 
 
 class Evaluation:
-    """Accumulates phase times and arc bytes of one (collective, algorithm, size)."""
+    """Phase times of one (collective, algorithm, protocol, size); per-arc bytes on demand."""
 
-    def __init__(self, collective: str, algorithm: str, size_bytes: float, ranks: int) -> None:
-        self.collective, self.algorithm, self.size_bytes, self.ranks = collective, algorithm, size_bytes, ranks
-        self.time = self.latency = self.bandwidth = 0.0
+    def __init__(
+        self,
+        collective: str,
+        algorithm: str,
+        protocol: str,
+        size_bytes: float,
+        ranks: int,
+        phases: list[Phase],
+        patterns: list[_Pattern],
+        transport: Transport,
+    ) -> None:
+        self.collective, self.algorithm, self.protocol = collective, algorithm, protocol
+        self.size_bytes, self.ranks = size_bytes, ranks
+        self.protocol_times: dict[str, float] = {}
         self.phases: list[dict[str, Any]] = []
-        self.arc_bytes: np.ndarray | None = None
+        self._loads = list(zip(phases, patterns))
         self.dominant: tuple[float, _Pattern, int] | None = None  # (bandwidth time, pattern, slowest flow)
+        costs = [pattern.flow_costs(transport, protocol) for pattern in patterns]
+        base = max(float(cost.base.max()) for cost in costs)  # once per collective
+        self.time, self.latency, self.bandwidth = base, base, 0.0
+        for phase, pattern, cost in zip(phases, patterns, costs):
+            self._add(phase, pattern, cost, transport)
 
-    def add(self, phase: Phase, pattern: _Pattern, transport: Transport) -> None:
+    def _add(self, phase: Phase, pattern: _Pattern, costs: FlowCosts, transport: Transport) -> None:
         bytes_per_flow = phase.bytes_per_flow / pattern.channels
-        alpha = pattern.step_overhead + pattern.alpha_path
-        tau = pattern.message_overhead + pattern.alpha_path
+        rates = pattern.rates * costs.efficiency
+        startup = phase.peer_issues * costs.peer_issue
         if phase.in_switch:
-            alpha = alpha + transport.in_switch_latency_ns * 1e-9
+            startup = startup + transport.in_switch_latency_ns * 1e-9
         times = step_time(
-            bytes_per_flow, pattern.rates, alpha, tau, pattern.chunk,
-            depth=phase.depth, latency_count=phase.latency_count,
-        )
+            bytes_per_flow, rates, costs.alpha, costs.chunk_bytes, costs.chunks_in_flight,
+            depth=phase.depth, startup=startup,
+        )  # fmt: skip
         slowest = int(np.argmax(times))
         step = float(times[slowest])
-        bandwidth_part = float(bytes_per_flow / pattern.rates[slowest]) if np.isfinite(pattern.rates[slowest]) else 0.0
+        bandwidth_part = float(bytes_per_flow / rates[slowest]) if np.isfinite(rates[slowest]) else 0.0
         self.time += phase.steps * step
         self.bandwidth += phase.steps * bandwidth_part
         self.latency += phase.steps * (step - bandwidth_part)
-        moved = pattern.routes.incidence.T @ np.full(pattern.routes.incidence.shape[0], bytes_per_flow)
-        self.arc_bytes = phase.steps * moved if self.arc_bytes is None else self.arc_bytes + phase.steps * moved
         if self.dominant is None or phase.steps * bandwidth_part > self.dominant[0]:
             self.dominant = (phase.steps * bandwidth_part, pattern, slowest)
         self.phases.append(
@@ -292,11 +323,20 @@ class Evaluation:
                 "steps": phase.steps,
                 "flows": int(pattern.routes.incidence.shape[0]),
                 "bytes_per_flow": float(bytes_per_flow),
-                "slowest_rate_GBps": float(pattern.rates[slowest]) / 1e9,
+                "slowest_rate_GBps": float(rates[slowest]) / 1e9,
                 "step_s": step,
                 "time_s": phase.steps * step,
             }
         )
+
+    @functools.cached_property
+    def arc_bytes(self) -> np.ndarray:
+        """Bytes on each compiled arc over the whole collective (whatever the protocol)."""
+        total = 0.0
+        for phase, pattern in self._loads:
+            flows = pattern.routes.incidence.shape[0]
+            total = total + phase.steps * (pattern.routes.incidence.T @ np.full(flows, phase.bytes_per_flow / pattern.channels))
+        return total
 
     def result(self, simulator: Simulator, top_links: int) -> dict[str, Any]:
         compiled = simulator.compiled
@@ -312,6 +352,8 @@ class Evaluation:
         return {
             "collective": self.collective,
             "algorithm": self.algorithm,
+            "protocol": self.protocol,
+            "protocol_times": dict(self.protocol_times),
             "ranks": self.ranks,
             "size_bytes": float(self.size_bytes),
             "time_s": float(self.time),
@@ -368,6 +410,7 @@ def simulate(
     collective: str,
     size_bytes: float,
     algorithm: str = "auto",
+    protocol: str = "auto",
     top_links: int = 10,
     **options: Any,
 ) -> dict[str, Any]:
@@ -376,10 +419,10 @@ def simulate(
     >>> from twin.simcore.generate import fat_tree
     >>> result = simulate(fat_tree(endpoints=64, radix=16), collective="allreduce",
     ...                   size_bytes=64 * 2**20, algorithm="ring")
-    >>> round(result["busbw_GBps"], 1), result["bound"], result["bottleneck"]["link_class"]
-    (47.3, 'bandwidth', 'card-leaf (scale-up)')
+    >>> result["protocol"], round(result["busbw_GBps"], 1), result["bound"], result["bottleneck"]["link_class"]
+    ('Simple', 42.3, 'bandwidth', 'card-leaf (scale-up)')
     """
-    return Simulator(spec, **options).run(collective, size_bytes, algorithm, top_links=top_links)
+    return Simulator(spec, **options).run(collective, size_bytes, algorithm, protocol, top_links=top_links)
 
 
 def _reverse_arcs(compiled: CompiledFabric, arcs: np.ndarray) -> np.ndarray:

@@ -1,77 +1,167 @@
-"""Transport parameters per link domain, with documented defaults.
+"""Transport parameters per link domain and protocol, with documented defaults.
 
-A run's time is built from three kinds of cost (docs/simulation.md):
+A run's time is built from four kinds of cost (docs/simulation.md):
 
-- per algorithm step, ``alpha = step_overhead + path latency`` (software,
-  synchronisation and completion, then the wire and switch latency of the path);
-- per extra chunk of a step, ``tau = message_overhead + path latency``: each
-  chunk is written, then completed before the next reuses the buffer, so a
-  chunk much smaller than the bandwidth-delay product wastes the link;
+- once per collective, the protocol's ``base_latency_ns`` (launch and first
+  synchronisation; NCCL's ``baseLat``);
+- per algorithm step, ``alpha = hop_latency + path latency`` (the protocol's
+  synchronisation per hop, NCCL's ``hwLat``, then the wire and switch latency of
+  the path); a step's chunks are pipelined, ``chunks_in_flight`` slots at once
+  (NCCL_STEPS = 8), so a chunk only waits for ``alpha`` when every slot is busy;
+- per peer a rank posts to in one step, ``peer_issue_ns`` (direct algorithms:
+  one transaction stream per peer, MODELLING.md section 5's corrected rows);
 - per byte, ``1 / rate``, the rate coming from max-min sharing of link
-  capacities scaled by the domain's ``efficiency``.
+  capacities scaled by the domain's ``efficiency``, then by the protocol's
+  (the share of the wire that is payload: LL sends a flag with every word).
 
-``scale-up`` is memory-semantic (remote writes plus a completion: small
-overheads); ``scale-out`` is message passing (RDMA/Ethernet: larger ones).
-A fabric may carry overrides in ``attrs["transport"]`` (what ``calibrate``
-produces); a run may override again. Plain data in and out (``to_dict``).
+NCCL's three protocols trade latency for bandwidth: LL (low latency, half the
+bandwidth), LL128 (flags in 8 of 128 bytes) and Simple (full bandwidth, the
+costliest synchronisation). ``scale-up`` is memory-semantic (NVLink-like),
+``scale-out`` message passing (RDMA/Ethernet). A fabric may carry overrides in
+``attrs["transport"]`` (what ``calibrate`` produces); a run may override again.
+Plain data in and out (``to_dict``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, fields, is_dataclass, replace
 from typing import Any
+
+import numpy as np
 
 from twin.simcore.errors import TwinCoreError
 from twin.simcore.model import FabricSpec
 
-__all__ = ["DomainTransport", "Transport", "transport_for"]
+__all__ = ["PROTOCOLS", "DomainTransport", "FlowCosts", "ProtocolTransport", "Transport", "protocols_to_try", "transport_for"]
+
+PROTOCOLS = ("LL", "LL128", "Simple")
+"""NCCL's protocols, spelled as ``NCCL_PROTO`` takes them."""
+
+
+@dataclass(frozen=True)
+class ProtocolTransport:
+    """Costs of one protocol over one link domain.
+
+    ``base_latency_ns``: once per collective. ``hop_latency_ns``: per
+    algorithm step (and per slot reuse), on top of the path latency.
+    ``efficiency``: payload share of the wire. ``chunk_bytes``: payload of one
+    buffer slot. ``chunks_in_flight``: slots a flow keeps in flight.
+    """
+
+    base_latency_ns: float
+    hop_latency_ns: float
+    efficiency: float
+    chunk_bytes: int
+    chunks_in_flight: int = 8
+
+    def __post_init__(self) -> None:
+        if not (0 < self.efficiency <= 1):
+            raise TwinCoreError(f"efficiency {self.efficiency}; expected a fraction in (0, 1]")
+        if self.base_latency_ns < 0 or self.hop_latency_ns < 0:
+            raise TwinCoreError("latencies must be non-negative numbers of ns")
+        if self.chunk_bytes < 1:
+            raise TwinCoreError(f"chunk_bytes {self.chunk_bytes}; expected at least 1 byte")
+        if self.chunks_in_flight < 1:
+            raise TwinCoreError(f"chunks_in_flight {self.chunks_in_flight}; expected at least 1")
+
+
+# Latencies from NCCL's tuner (MODELLING.md: ring base LL 6.6 / LL128 14 / Simple 8.4 us; per hop
+# NVLink 0.6 / 1.9 / 3.4 us, network 2.7 / 4 / 14 us); efficiencies LL 0.5, LL128 0.92. Slots:
+# Simple 4 MiB in 8; LL 64 KiB of 16-byte lines (half flags) per slot; LL128 120 x 640 x 8 bytes.
+_LL_CHUNK, _LL128_CHUNK, _SIMPLE_CHUNK = 32 * 1024, 120 * 640 * 8, 512 * 1024
 
 
 @dataclass(frozen=True)
 class DomainTransport:
     """Costs of moving data over one link domain.
 
-    ``step_overhead_ns``: fixed cost of one algorithm step (post, barrier or
-    completion), on top of the path latency. ``message_overhead_ns``: cost of
-    each further chunk, on top of the path latency. ``efficiency``: fraction
-    of link bandwidth the protocol delivers. ``chunk_bytes``: pipelining unit.
+    ``efficiency``: fraction of link bandwidth delivered to the protocol
+    (encoding, headers). ``peer_issue_ns``: cost of posting to one more peer.
+    ``LL``, ``LL128``, ``Simple``: each protocol's ``ProtocolTransport``.
     """
 
-    step_overhead_ns: float
-    message_overhead_ns: float
     efficiency: float
-    chunk_bytes: int
+    peer_issue_ns: float
+    LL: ProtocolTransport
+    LL128: ProtocolTransport
+    Simple: ProtocolTransport
 
     def __post_init__(self) -> None:
         if not (0 < self.efficiency <= 1):
             raise TwinCoreError(f"efficiency {self.efficiency}; expected a fraction in (0, 1]")
-        if self.step_overhead_ns < 0 or self.message_overhead_ns < 0:
-            raise TwinCoreError("overheads must be non-negative numbers of ns")
-        if self.chunk_bytes < 1:
-            raise TwinCoreError(f"chunk_bytes {self.chunk_bytes}; expected at least 1 byte")
+        if self.peer_issue_ns < 0:
+            raise TwinCoreError("peer_issue_ns must be a non-negative number of ns")
+
+    def protocol(self, name: str) -> ProtocolTransport:
+        return getattr(self, name)
+
+
+@dataclass(frozen=True)
+class FlowCosts:
+    """One protocol's costs per flow (arrays over flows, each by its flow's domain), in s and bytes."""
+
+    base: np.ndarray  # once per collective; a collective pays its costliest flow's
+    alpha: np.ndarray
+    efficiency: np.ndarray
+    chunk_bytes: np.ndarray
+    chunks_in_flight: np.ndarray
+    peer_issue: np.ndarray
 
 
 @dataclass(frozen=True)
 class Transport:
-    """Transport of both domains plus in-switch reduction and switch defaults.
+    """Transport of both domains plus in-switch reduction, direct algorithms and switch defaults.
 
-    Defaults: scale-up 0.5 us per step, 20 ns per chunk, efficiency 1.0;
-    scale-out 3 us per step, 1 us per chunk, efficiency 0.94 (46-48 GB/s per
-    400G NDR port, MODELLING.md section 6); chunks of 512 KiB (NCCL's Simple
-    protocol: a 4 MiB buffer in 8 slots). In-switch reduction: 5 us start-up
-    and efficiency 0.85 (NCCL's NVLS figure for Hopper). A switch without
-    ``attrs["forwarding_latency_ns"]`` forwards in ``switch_latency_ns`` (100).
+    Defaults: scale-up efficiency 1.0 and 100 ns per peer (a remote-write
+    stream: tens to hundreds of ns); scale-out efficiency 0.94 (46-48 GB/s per
+    400G NDR port, MODELLING.md section 6) and 1 us per peer (a work request
+    through the proxy). In-switch reduction (NVLS, SHARP) runs Simple, plus
+    5 us start-up at efficiency 0.85 (NCCL's NVLS figure for Hopper).
+    Direct algorithms that write to every peer (one-shot, two-shot, direct
+    reduce-scatter and allgather) run on at most ``direct_max_ranks`` ranks
+    (16: libraries keep them inside one scale-up domain of 8-16 GPUs). A
+    switch without ``attrs["forwarding_latency_ns"]`` forwards in
+    ``switch_latency_ns`` (100).
     """
 
-    scale_up: DomainTransport = DomainTransport(500.0, 20.0, 1.0, 512 * 1024)
-    scale_out: DomainTransport = DomainTransport(3000.0, 1000.0, 0.94, 512 * 1024)
+    scale_up: DomainTransport = DomainTransport(
+        1.0,
+        100.0,
+        LL=ProtocolTransport(6600.0, 600.0, 0.5, _LL_CHUNK),
+        LL128=ProtocolTransport(14000.0, 1900.0, 0.92, _LL128_CHUNK),
+        Simple=ProtocolTransport(8400.0, 3400.0, 1.0, _SIMPLE_CHUNK),
+    )
+    scale_out: DomainTransport = DomainTransport(
+        0.94,
+        1000.0,
+        LL=ProtocolTransport(6600.0, 2700.0, 0.5, _LL_CHUNK),
+        LL128=ProtocolTransport(14000.0, 4000.0, 0.92, _LL128_CHUNK),
+        Simple=ProtocolTransport(8400.0, 14000.0, 1.0, _SIMPLE_CHUNK),
+    )
     in_switch_latency_ns: float = 5000.0
     in_switch_efficiency: float = 0.85
+    direct_max_ranks: int = 16
     switch_latency_ns: float = 100.0
 
-    def domain(self, scale_out: bool) -> DomainTransport:
-        return self.scale_out if scale_out else self.scale_up
+    def flow_costs(self, protocol: str, scale_out: np.ndarray, path_latency: np.ndarray) -> FlowCosts:
+        """``protocol``'s costs for flows crossing scale-out (``scale_out``) or not, with their
+        path latencies (s)."""
+        if protocol not in PROTOCOLS:
+            raise TwinCoreError(f"unknown protocol {protocol!r}; expected one of {', '.join(PROTOCOLS)}")
+        up, out = self.scale_up.protocol(protocol), self.scale_out.protocol(protocol)
+
+        def per_flow(up_value: float, out_value: float) -> np.ndarray:
+            return np.where(scale_out, out_value, up_value).astype(float)
+
+        return FlowCosts(
+            base=per_flow(up.base_latency_ns, out.base_latency_ns) * 1e-9,
+            alpha=per_flow(up.hop_latency_ns, out.hop_latency_ns) * 1e-9 + path_latency,
+            efficiency=per_flow(up.efficiency, out.efficiency),
+            chunk_bytes=per_flow(up.chunk_bytes, out.chunk_bytes),
+            chunks_in_flight=per_flow(up.chunks_in_flight, out.chunks_in_flight),
+            peer_issue=per_flow(self.scale_up.peer_issue_ns, self.scale_out.peer_issue_ns) * 1e-9,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """Plain, JSON-ready form (what a fabric stores in ``attrs["transport"]``)."""
@@ -80,28 +170,42 @@ class Transport:
     def updated(self, overrides: Mapping[str, Any] | None) -> Transport:
         """A copy with ``overrides`` (same shape as ``to_dict``, any subset) applied.
 
-        >>> Transport().updated({"scale_up": {"efficiency": 0.8}}).scale_up.efficiency
+        >>> Transport().updated({"scale_up": {"Simple": {"efficiency": 0.8}}}).scale_up.Simple.efficiency
         0.8
         """
-        if not overrides:
-            return self
-        known = {field.name for field in fields(self)}
-        unknown = sorted(set(overrides) - known)
-        if unknown:
-            raise TwinCoreError(f"unknown transport parameters {unknown}; expected some of {sorted(known)}")
-        changes: dict[str, Any] = {}
-        for name, value in overrides.items():
-            current = getattr(self, name)
-            if isinstance(current, DomainTransport):
-                domain_fields = {field.name for field in fields(DomainTransport)}
-                if not isinstance(value, Mapping) or set(value) - domain_fields:
-                    raise TwinCoreError(
-                        f"transport.{name}: expected a mapping with some of {sorted(domain_fields)}"
-                    )
-                changes[name] = replace(current, **value)
-            else:
-                changes[name] = float(value)
-        return replace(self, **changes)
+        return _updated(self, overrides or {}, "transport")
+
+
+def _updated(current: Any, overrides: Mapping[str, Any], where: str) -> Any:
+    """``current`` (a frozen dataclass) with ``overrides`` applied, nested sections by name."""
+    known = {field.name: field for field in fields(current)}
+    unknown = sorted(set(overrides) - set(known))
+    if unknown:
+        raise TwinCoreError(f"unknown {where} parameters {unknown}; expected some of {sorted(known)}")
+    changes: dict[str, Any] = {}
+    for name, value in overrides.items():
+        present = getattr(current, name)
+        if is_dataclass(present):
+            if not isinstance(value, Mapping):
+                raise TwinCoreError(f"{where}.{name}: expected a mapping with some of {sorted(f.name for f in fields(present))}")
+            changes[name] = _updated(present, value, f"{where}.{name}")
+        else:
+            changes[name] = int(value) if isinstance(present, int) else float(value)
+    return replace(current, **changes)
+
+
+def protocols_to_try(protocol: str, *, in_switch: bool) -> tuple[str, ...]:
+    """The protocols to evaluate for ``protocol`` (``"auto"``: all, the fastest wins); in-switch
+    reduction runs Simple only (NVLS).
+
+    >>> protocols_to_try("auto", in_switch=False), protocols_to_try("auto", in_switch=True)
+    (('LL', 'LL128', 'Simple'), ('Simple',))
+    """
+    if in_switch:
+        if protocol not in ("auto", "Simple"):
+            raise TwinCoreError(f"in-switch reduction runs the Simple protocol only, not {protocol}")
+        return ("Simple",)
+    return PROTOCOLS if protocol == "auto" else (protocol,)
 
 
 def transport_for(spec: FabricSpec, overrides: Mapping[str, Any] | None = None) -> Transport:

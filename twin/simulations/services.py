@@ -11,9 +11,10 @@ from twin.operations.diagnosis import MeasurementPoint, diagnose
 from twin.operations.placement import STRATEGIES, Job, Placement, PlacementError, compare_placements
 from twin.simcore.diff import diff_fabrics
 from twin.simcore.simulate import simulate
+from twin.simcore.transport import PROTOCOLS
 
 __all__ = (
-    "COLLECTIVES", "ALGORITHMS", "ECMP_MODES", "STRATEGIES", "collective_simulate", "fabric_calibrate",
+    "COLLECTIVES", "ALGORITHMS", "ECMP_MODES", "PROTOCOLS", "STRATEGIES", "collective_simulate", "fabric_calibrate",
     "job_from_params", "job_fits_check", "placement_check", "placement_compare", "placement_from_result", "fabric_diagnose",
 )
 
@@ -26,6 +27,7 @@ def collective_simulate(
     collective: str,
     size_bytes: float,
     algorithm: str = "auto",
+    protocol: str = "auto",
     ecmp: str = "hash",
     channels: int = 1,
     in_switch_reduction: bool | None = None,
@@ -41,6 +43,7 @@ def collective_simulate(
         collective=collective,
         size_bytes=size_bytes,
         algorithm=algorithm,
+        protocol=protocol,
         top_links=top_links,
         transport=merged_overrides(snapshot.fabric.transport, transport or {}) or None,
         ecmp=ecmp,
@@ -58,11 +61,12 @@ def merged_overrides(base: dict, extra: dict) -> dict:
 
 
 def fabric_calibrate(
-    *, fabric: Fabric, snapshot: Snapshot, points: list[tuple[float, float]], source: str, collective: str = "allreduce", ranks: list[str] | None = None
+    *, fabric: Fabric, snapshot: Snapshot, points: list[tuple[float, float]], source: str, collective: str = "allreduce",
+    ranks: list[str] | None = None, algorithm: str = "auto", protocol: str = "auto",
 ) -> dict:
     """Fit the fabric's transport to measured busbw points (taken on `ranks`, default every
-    card) and store it: later runs use it."""
-    fitted = calibrate(snapshot_spec_get(snapshot_id=snapshot.pk), points, collective=collective, ranks=ranks)
+    card, with `algorithm` and `protocol`, default the twin's choice) and store it: later runs use it."""
+    fitted = calibrate(snapshot_spec_get(snapshot_id=snapshot.pk), points, collective=collective, algorithm=algorithm, protocol=protocol, ranks=ranks)
     fabric.transport = fitted["transport"]
     fabric.calibration = {
         "source": source,

@@ -109,7 +109,7 @@ def performance_cell(
 
     Returns ``collective``, ``ranks``, ``sizes``, ``algorithms``,
     ``reference_size``, ``points`` (one per algorithm and size, in that
-    order: ``size_bytes``, ``algorithm``, ``chosen_algorithm``, ``time_s``,
+    order: ``size_bytes``, ``algorithm``, ``chosen_algorithm``, ``chosen_protocol``, ``time_s``,
     ``busbw_GBps``, ``algbw_GBps``, ``latency_s``, ``bandwidth_s``, ``bound``,
     ``bottleneck_link_class``, ``bottleneck_domain``, ``bottleneck_utilization``,
     ``max_link_utilization``, ``reason`` (auto: why) and ``error`` (why an
@@ -218,6 +218,7 @@ def _point(simulator: Simulator, collective: str, size: int, algorithm: str) -> 
         "size_bytes": size,
         "algorithm": algorithm,
         "chosen_algorithm": result["algorithm"],
+        "chosen_protocol": result["protocol"],
         "time_s": result["time_s"],
         "busbw_GBps": result["busbw_GBps"],
         "algbw_GBps": result["algbw_GBps"],
@@ -234,7 +235,7 @@ def _point(simulator: Simulator, collective: str, size: int, algorithm: str) -> 
 
 
 _POINT_KEYS = (
-    "size_bytes", "algorithm", "chosen_algorithm", "time_s", "busbw_GBps", "algbw_GBps", "latency_s",
+    "size_bytes", "algorithm", "chosen_algorithm", "chosen_protocol", "time_s", "busbw_GBps", "algbw_GBps", "latency_s",
     "bandwidth_s", "bound", "bottleneck_link_class", "bottleneck_domain", "bottleneck_utilization",
     "max_link_utilization", "reason", "error",
 )

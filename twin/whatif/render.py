@@ -9,7 +9,7 @@ CSV (``render_csv``): one row per number, columns ``CSV_COLUMNS``:
 
 - ``performance``: one row per stage x alternative x collective x size x
   algorithm with ``collective``, ``size_bytes``, ``algorithm``,
-  ``chosen_algorithm``, ``time_s``, ``busbw_GBps``, ``algbw_GBps``, ``bound``,
+  ``chosen_algorithm``, ``chosen_protocol``, ``time_s``, ``busbw_GBps``, ``algbw_GBps``, ``bound``,
   ``bottleneck_link_class`` (an algorithm that cannot run: ``item`` = ``error``,
   ``value`` = why);
 - ``efficiency``: ``collective`` = the metric (a collective or
@@ -51,6 +51,7 @@ CSV_COLUMNS = (
     "size_bytes",
     "algorithm",
     "chosen_algorithm",
+    "chosen_protocol",
     "time_s",
     "busbw_GBps",
     "algbw_GBps",
@@ -400,7 +401,7 @@ def _csv_rows(report: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
                 if point["error"]:
                     yield {**row, "item": "error", "value": point["error"]}
                     continue
-                yield {**row, **{key: point[key] for key in ("chosen_algorithm", "time_s", "busbw_GBps", "algbw_GBps", "bound", "bottleneck_link_class")}}
+                yield {**row, **{key: point[key] for key in ("chosen_algorithm", "chosen_protocol", "time_s", "busbw_GBps", "algbw_GBps", "bound", "bottleneck_link_class")}}
             if cell.get("ecmp"):
                 ecmp = cell["ecmp"]
                 for item in ("hash_busbw_GBps", "spray_busbw_GBps", "collision_loss"):

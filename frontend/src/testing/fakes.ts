@@ -260,6 +260,8 @@ export function createdRun(overrides: Record<string, unknown> = {}): Record<stri
 export const COLLECTIVE_RESULT = {
   collective: "allreduce",
   algorithm: "in_switch",
+  protocol: "Simple",
+  protocol_times: { Simple: 0.008046 },
   ranks: 1024,
   size_bytes: 342e6,
   time_s: 0.008046,
@@ -277,7 +279,7 @@ export const COLLECTIVE_RESULT = {
   phases: [{ name: "reduce up the tree", steps: 1, flows: 1024, bytes_per_flow: 342e6, slowest_rate_GBps: 42.5, step_s: 0.008046, time_s: 0.008046 }],
   settings: { ecmp: "hash", seed: 0, channels: 1, transport: {} },
   choice: {
-    reason: "in_switch is the fastest (8.05 ms) for 342 MB per rank on 1024 ranks, bandwidth-bound; then ring 13.7 ms",
+    reason: "in_switch (Simple) is the fastest (8.05 ms) for 342 MB per rank on 1024 ranks, bandwidth-bound; then ring 13.7 ms",
     candidates: { ring: 0.013671, in_switch: 0.008046, two_shot: 0.013702 },
     skipped: { one_shot: "one_shot writes directly to peers: only inside a scale-up domain" },
   },

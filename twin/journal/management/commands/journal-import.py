@@ -18,18 +18,19 @@ class Command(BaseCommand):
         parser.add_argument("--fabric", required=True)
         parser.add_argument("--library-version", default="")
         parser.add_argument("--algorithm", default="", help="As configured for the run (e.g. NCCL_ALGO)")
+        parser.add_argument("--protocol", default="", help="As configured for the run (NCCL_PROTO: LL, LL128 or Simple)")
         parser.add_argument("--notes", default="")
         parser.add_argument("--calibrate", action="store_true", help="Then fit the twin to these runs")
         parser.add_argument("--json", action="store_true", dest="as_json")
 
-    def handle(self, *args, paths, fabric, library_version, algorithm, notes, calibrate, as_json, **options):
+    def handle(self, *args, paths, fabric, library_version, algorithm, protocol, notes, calibrate, as_json, **options):
         found, snapshot = fabric_snapshot(fabric)
         files = []
         for path in map(Path, paths):
             if not path.is_file():
                 raise CommandError(f"{path}: no such file")
             files.append(SourceFile(path.name, path.read_bytes()))
-        meta = {"library_version": library_version, "algorithm": algorithm, "notes": notes}
+        meta = {"library_version": library_version, "algorithm": algorithm, "protocol": protocol, "notes": notes}
         try:
             entries = experiment_import(fabric=found, snapshot=snapshot, files=files, meta=meta)
             fitted = experiments_calibrate(experiments=entries) if calibrate else None

@@ -6,9 +6,9 @@ from django.core.management.base import BaseCommand, CommandError
 from twin.fabrics.cli import fabric_snapshot
 from twin.simcore.errors import TwinCoreError
 from twin.simcore.units import parse_size
-from twin.simulations.services import ALGORITHMS, COLLECTIVES, ECMP_MODES, collective_simulate
+from twin.simulations.services import ALGORITHMS, COLLECTIVES, ECMP_MODES, PROTOCOLS, collective_simulate
 
-SUMMARY_KEYS = ("collective", "algorithm", "ranks", "size_bytes", "time_s", "algbw_GBps", "busbw_GBps", "latency_s",
+SUMMARY_KEYS = ("collective", "algorithm", "protocol", "ranks", "size_bytes", "time_s", "algbw_GBps", "busbw_GBps", "latency_s",
                 "bandwidth_s", "bound", "bottleneck", "max_link_utilization", "hottest_links", "choice", "settings")
 
 
@@ -21,17 +21,18 @@ class Command(BaseCommand):
         parser.add_argument("--collective", choices=COLLECTIVES, default="allreduce")
         parser.add_argument("--bytes", dest="size", default="342MB", help="Bytes per rank, e.g. 342MB, 1GiB, 4096")
         parser.add_argument("--algorithm", choices=("auto", *ALGORITHMS), default="auto")
+        parser.add_argument("--protocol", choices=("auto", *PROTOCOLS), default="auto", help="auto: the fastest, as NCCL's tuner picks")
         parser.add_argument("--ecmp", choices=ECMP_MODES, default="hash")
         parser.add_argument("--channels", type=int, default=1)
         parser.add_argument("--in-switch-reduction", choices=("auto", "on", "off"), default="auto",
                             help="auto: as the switches declare; on/off: a what-if")
         parser.add_argument("--json", action="store_true", dest="as_json", help="Print one JSON object")
 
-    def handle(self, *args, fabric, snapshot, collective, size, algorithm, ecmp, channels, in_switch_reduction, as_json, **options):
+    def handle(self, *args, fabric, snapshot, collective, size, algorithm, protocol, ecmp, channels, in_switch_reduction, as_json, **options):
         found, chosen = fabric_snapshot(fabric, snapshot)
         try:
             result = collective_simulate(
-                snapshot=chosen, collective=collective, size_bytes=parse_size(size), algorithm=algorithm, ecmp=ecmp,
+                snapshot=chosen, collective=collective, size_bytes=parse_size(size), algorithm=algorithm, protocol=protocol, ecmp=ecmp,
                 channels=channels, in_switch_reduction={"auto": None, "on": True, "off": False}[in_switch_reduction],
             )
         except TwinCoreError as error:
@@ -42,7 +43,7 @@ class Command(BaseCommand):
             return
         self.stdout.write(
             f"{collective} of {result['size_bytes'] / 1e6:,.1f} MB on {result['ranks']} ranks of {found.name} v{chosen.version}: "
-            f"{result['algorithm']}, {result['time_s'] * 1e3:.3f} ms, algbw {result['algbw_GBps']:.1f} GB/s, "
+            f"{result['algorithm']} ({result['protocol']}), {result['time_s'] * 1e3:.3f} ms, algbw {result['algbw_GBps']:.1f} GB/s, "
             f"busbw {result['busbw_GBps']:.1f} GB/s ({result['bound']}-bound)"
         )
         bottleneck = result["bottleneck"]
