@@ -7,7 +7,7 @@ import { mountFabricLive } from "./fabricLive";
 import { numberFormatters } from "./format";
 import { jsonClient, readCookie } from "./http";
 import { INTL_LOCALE, resolveLanguage, translator } from "./i18n";
-import { LiveStatusMonitor, fetchHealth } from "./liveStatus";
+import { liveStatusForPage } from "./liveStatus";
 import { mountLiveTelemetry } from "./liveTelemetry";
 import { overlaySlot } from "./overlaySlot";
 import { openBrowserSocket } from "./reconnectingSocket";
@@ -34,18 +34,7 @@ export function startApp(doc: Document): void {
   localizeTimes(doc);
   submitOnChange(doc);
 
-  const banner = doc.getElementById("live-status");
-  const healthUrl = doc.body.dataset["healthUrl"] ?? "/api/health/";
-  const liveStatus = new LiveStatusMonitor({
-    checkHealth: () => fetchHealth(fetchImpl, healthUrl),
-    showBanner: (message) => {
-      if (banner !== null) {
-        banner.textContent = message === null ? "" : t(message);
-        banner.hidden = message === null;
-      }
-    },
-    timers: browserTimers,
-  });
+  const liveStatus = liveStatusForPage(doc, fetchImpl, t, browserTimers);
   liveStatus.check();
 
   const numbers = numberFormatters(INTL_LOCALE[language]);
