@@ -1,9 +1,34 @@
-"""Command-line progress: a one-line bar on a terminal, plain lines when piped."""
+"""What the management commands share: a progress bar (one line on a terminal, plain lines when
+piped), counts as people read them, and option types."""
+import argparse
 import sys
 import time
 from typing import TextIO
 
-__all__ = ("ProgressBar",)
+from twin.simcore.errors import TwinCoreError
+from twin.simcore.units import parse_count
+
+__all__ = ("ProgressBar", "counted", "counted_list", "parameter_count")
+
+IRREGULAR_PLURALS = {"switch": "switches", "leaf": "leaves"}
+
+
+def counted(count: int, noun: str) -> str:
+    """ "1 card", "1,024 cards": thousands separated, the noun in the plural it needs."""
+    return f"{count:,} {noun if count == 1 else IRREGULAR_PLURALS.get(noun, noun + 's')}"
+
+
+def counted_list(counts: dict[str, int]) -> str:
+    """ "1,024 cards, 176 switches" from {"card": 1024, "switch": 176}; zero counts left out."""
+    return ", ".join(counted(count, noun) for noun, count in counts.items() if count)
+
+
+def parameter_count(text: str) -> float:
+    """An option type for a model's parameters: 175B, 175e9 or 175000000000."""
+    try:
+        return parse_count(text)
+    except TwinCoreError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 class ProgressBar:
