@@ -156,6 +156,7 @@ def test_user_list_filters_sorts_and_pages(make_user, admin_client_twin):
     assert names(q="OPS-", sort="-name")[:2] == ["ops-59", "ops-58"]
     assert len(names(q="ops-")) == 50 and names(q="ops-", page=2) == [f"ops-{number}" for number in range(50, 60)]
     assert names(q="nobody") == [] and names(role="<script>", sort="junk")  # junk filters are ignored
+    assert '<option value="-name">Name (Z-A)</option>' in admin_client_twin.get("/users/").content.decode()
 
 
 def test_token_authentication_for_scripts(make_user):
