@@ -310,9 +310,8 @@ const en = {
   "failures.showOnMapNamed": "Show {elements} on the map",
   "failures.shownOnMap": "Marked as failed on the map: {elements}.",
   "failures.linksNotShown": "This map cannot mark links; only the switches of {elements} are marked.",
-  "failures.impactCaption": "Links whose failure would hurt most",
+  "failures.impactCaption": "Links whose failure would hurt most: bytes carried × cards affected, highest first",
   "failures.cardsAffected": "Cards affected",
-  "failures.impact": "Impact (bytes × cards)",
 
   "list.separator": ", ",
   "size.bytes": "{size} B",
@@ -663,9 +662,8 @@ const zhHans: Record<MessageKey, string> = {
   "failures.showOnMapNamed": "在地图上显示 {elements}",
   "failures.shownOnMap": "已在地图上标为故障：{elements}。",
   "failures.linksNotShown": "此地图无法标记链路；只标出了 {elements} 中的交换机。",
-  "failures.impactCaption": "故障影响最大的链路",
+  "failures.impactCaption": "故障影响最大的链路：按承载字节 × 受影响的卡数从高到低排列",
   "failures.cardsAffected": "受影响的卡",
-  "failures.impact": "影响（字节 × 卡）",
 
   "list.separator": "，",
   "size.bytes": "{size} B",
