@@ -184,3 +184,14 @@ def test_fabric_page_pages_its_snapshots(viewer_client):
     second = viewer_client.get(f"/fabrics/{fabric.pk}/", {"page": 2}).content.decode()
     assert ">v5<" in second
     assert viewer_client.get(f"/fabrics/{fabric.pk}/", {"snapshot": "abc", "compare": "999999"}).status_code == 200
+
+
+def test_counts_are_shown_with_thousands_separated_in_every_language(viewer_client):
+    from twin.fabrics.services import snapshot_create
+
+    snapshot = snapshot_create(fabric_name="big", spec=supernode(cards=1024, name="big"), source_name="generated", source_format="generated", checksum="1" * 64)
+    for language in ("en", "zh-hans"):
+        page = viewer_client.get(f"/fabrics/{snapshot.fabric_id}/", HTTP_ACCEPT_LANGUAGE=language).content.decode()
+        assert "<dd>1,024</dd>" in page and "2,048 up" in page, language
+        listing = viewer_client.get("/", HTTP_ACCEPT_LANGUAGE=language).content.decode()
+        assert '<td class="num">1,024</td>' in listing, language
