@@ -64,7 +64,7 @@ def test_login_run_and_redis_outage(tmp_path, stack_database_url, browser):
             log_in(page, stack.base_url)
             page.click("text=demo-supernode")
             page.wait_for_selector("#snapshot-summary")
-            assert "1024" in page.inner_text("#snapshot-summary")
+            assert "1,024" in page.inner_text("#snapshot-summary")
             wait_until(page, "document.querySelector('#fabric-map').dataset.nodes === '1072'", timeout_ms=20000)
 
             page.click("#start-hop-stats")

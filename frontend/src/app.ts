@@ -41,7 +41,7 @@ export function startApp(doc: Document): void {
 
   // The map first: run results offer "Show on map" only when there is one.
   const fabricMap = doc.getElementById("fabric-map");
-  const mapReady = fabricMap === null ? Promise.resolve(null) : mountMapFromPage(fabricMap, { doc, t, http });
+  const mapReady = fabricMap === null ? Promise.resolve(null) : mountMapFromPage(fabricMap, { doc, t, numbers, http });
   const map = () => mapReady.catch(() => null);
   // One link-utilisation overlay at a time: collective runs, live telemetry, a replay.
   const slot = overlaySlot();
@@ -58,7 +58,7 @@ export function startApp(doc: Document): void {
     openSocket: openBrowserSocket,
     timers: browserTimers,
     canCancel: canCancelRuns(doc.body.dataset["userRole"]),
-    marks: fabricMap === null ? undefined : runMapMarks({ t, http, map }),
+    marks: fabricMap === null ? undefined : runMapMarks({ t, numbers, http, map }),
   };
   for (const widget of doc.querySelectorAll<HTMLElement>(".run-widget")) {
     mountRunWidget(widget, runContext);
