@@ -1,5 +1,5 @@
 """What the management commands share: a progress bar (one line on a terminal, plain lines when
-piped), counts as people read them, and option types."""
+piped) and option types."""
 import argparse
 import sys
 import time
@@ -8,19 +8,7 @@ from typing import TextIO
 from twin.simcore.errors import TwinCoreError
 from twin.simcore.units import parse_count
 
-__all__ = ("ProgressBar", "counted", "counted_list", "parameter_count")
-
-IRREGULAR_PLURALS = {"switch": "switches", "leaf": "leaves"}
-
-
-def counted(count: int, noun: str) -> str:
-    """ "1 card", "1,024 cards": thousands separated, the noun in the plural it needs."""
-    return f"{count:,} {noun if count == 1 else IRREGULAR_PLURALS.get(noun, noun + 's')}"
-
-
-def counted_list(counts: dict[str, int]) -> str:
-    """ "1,024 cards, 176 switches" from {"card": 1024, "switch": 176}; zero counts left out."""
-    return ", ".join(counted(count, noun) for noun, count in counts.items() if count)
+__all__ = ("ProgressBar", "parameter_count")
 
 
 def parameter_count(text: str) -> float:

@@ -38,6 +38,7 @@ from twin.simcore.errors import TwinCoreError
 from twin.simcore.hops import hop_statistics
 from twin.simcore.model import Attrs, FabricSpec
 from twin.simcore.simulate import Simulator
+from twin.simcore.units import counted
 
 __all__ = [
     "LAYERS",
@@ -209,7 +210,7 @@ def _links_down(spec: FabricSpec) -> list[Finding]:
     return [
         _finding(
             "link-down", "critical" if len(down) > 1 else "major",
-            f"{len(down)} link(s) down, e.g. {label(down[0])}",
+            f"{counted(len(down), 'link')} down, e.g. {label(down[0])}",
             {"links_down": len(down), "links": [label(position) for position in down[:20]]},
             [f"link:{position}" for position in down],
         )
@@ -336,7 +337,7 @@ def _plan_mismatch(report: DiffReport) -> list[Finding]:
         severity = min((member.severity for member in members), key=SEVERITIES.index)
         findings.append(
             _finding(
-                "plan-mismatch", severity, f"{len(members)} {finding_class} finding(s) against the plan, e.g. {members[0].message}",
+                "plan-mismatch", severity, f"{counted(len(members), finding_class + ' finding')} against the plan, e.g. {members[0].message}",
                 {"class": finding_class, "count": len(members), "examples": [member.message for member in members[:10]]},
                 sorted({member.end.node for member in members}),
                 fix=f"{_FIXES['plan-mismatch']}; first: {members[0].action}",

@@ -30,6 +30,7 @@ from twin.simcore.errors import TwinCoreError
 from twin.simcore.hops import HopClasses, hop_classes
 from twin.simcore.model import FabricSpec
 from twin.simcore.simulate import Simulator
+from twin.simcore.units import counted
 
 __all__ = [
     "FAILURE_KINDS",
@@ -118,7 +119,7 @@ def fail_elements(spec: FabricSpec, element_ids: Sequence[str]) -> tuple[FabricS
         down_links |= {
             position for position, link in enumerate(spec.links) if link.a in failed_switches or link.b in failed_switches
         }
-    return spec.with_links_down(down_links, name=f"{spec.name} minus {len(element_ids)} element(s)"), sorted(down_links)
+    return spec.with_links_down(down_links, name=f"{spec.name} minus {counted(len(element_ids), 'element')}"), sorted(down_links)
 
 
 @dataclass(frozen=True, eq=False)

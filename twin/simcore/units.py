@@ -1,4 +1,5 @@
-"""Reading sizes the way people write them: 342MB, 1 GiB, 4k, 1e9."""
+"""Quantities the way people write them: sizes (342MB, 1 GiB, 4k, 1e9), counts (175B) and
+counted things (1 link, 1,024 cards)."""
 
 from __future__ import annotations
 
@@ -6,13 +7,14 @@ import re
 
 from twin.simcore.errors import TwinCoreError
 
-__all__ = ["parse_size", "parse_count", "format_count"]
+__all__ = ["parse_size", "parse_count", "format_count", "counted", "counted_list"]
 
 _UNITS = {
     "": 1, "b": 1,
     "k": 1e3, "kb": 1e3, "m": 1e6, "mb": 1e6, "g": 1e9, "gb": 1e9, "t": 1e12, "tb": 1e12,
     "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40,
 }
+_IRREGULAR_PLURALS = {"switch": "switches", "leaf": "leaves"}
 # Counts (a model's parameters) as people write them: 175B is 175 billion, not bytes.
 _COUNT_UNITS = {"": 1, "k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12}
 _SIZE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?)\s*([a-z]*)\s*$", re.IGNORECASE)
@@ -60,3 +62,21 @@ def format_count(value: float) -> str:
         if scaled >= 1 and float(f"{scaled:g}") * scale == value:
             return f"{scaled:g}{suffix}"
     return str(int(value)) if value == int(value) else str(value)
+
+
+def counted(count: int, noun: str) -> str:
+    """The count with its thousands separated and the noun in the number it needs.
+
+    >>> counted(1, "link"), counted(1024, "card"), counted(176, "switch"), counted(0, "leaf")
+    ('1 link', '1,024 cards', '176 switches', '0 leaves')
+    """
+    return f"{count:,} {noun if count == 1 else _IRREGULAR_PLURALS.get(noun, noun + 's')}"
+
+
+def counted_list(counts: dict[str, int]) -> str:
+    """Several counts in one phrase, zero counts left out.
+
+    >>> counted_list({"card": 1024, "nic": 0, "switch": 176})
+    '1,024 cards, 176 switches'
+    """
+    return ", ".join(counted(count, noun) for noun, count in counts.items() if count)

@@ -4,11 +4,11 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from twin.common.cli import counted, counted_list
 from twin.fabrics.services import snapshot_create
 from twin.ingest import export_canonical
 from twin.simcore.errors import TwinCoreError
 from twin.simcore.generate import fat_tree, rail_optimised, supernode_cluster
+from twin.simcore.units import counted, counted_list
 
 DESIGNS = ("fat-tree", "rail", "supernodes")
 

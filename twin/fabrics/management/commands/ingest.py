@@ -5,12 +5,12 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from twin.common.cli import counted, counted_list
 from twin.common.errors import ApplicationError
 from twin.ingest import ParseOptions
 from twin.ingest.options import SCALE_UP_RULES, pattern_problem
 from twin.fabrics.models import SnapshotRole
 from twin.fabrics.services import SourceFile, UploadRejected, snapshot_import, source_files_expanded
+from twin.simcore.units import counted, counted_list
 
 
 # Where the cards came from, as the summary keys them (formats, and "hca" for compute HCAs).

@@ -3,11 +3,11 @@ import hashlib
 
 from django.core.management.base import BaseCommand
 
-from twin.common.cli import counted
 from twin.fabrics.models import Fabric
 from twin.fabrics.services import snapshot_create
 from twin.ingest import export_canonical
 from twin.simcore.generate import supernode
+from twin.simcore.units import counted
 
 DEMO_NAME = "demo-supernode"
 

@@ -3,10 +3,11 @@ import json
 
 from django.core.management.base import BaseCommand
 
-from twin.common.cli import ProgressBar, counted
+from twin.common.cli import ProgressBar
 from twin.fabrics.cli import fabric_snapshot
 from twin.fabrics.selectors import snapshot_spec_get
 from twin.simcore.hops import hop_statistics
+from twin.simcore.units import counted
 
 
 class Command(BaseCommand):
