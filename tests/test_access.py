@@ -51,7 +51,9 @@ def test_anonymous_is_refused_everywhere(name, route):
 
 
 def test_login_page_and_liveness_are_public():
-    assert Client().get("/login/").status_code == 200
+    login = Client().get("/login/")
+    assert login.status_code == 200
+    assert b"data-health-url" not in login.content  # its scripts check no health: /api/health/ would refuse them
     assert Client().get("/healthz").content == b"ok"
 
 
@@ -154,6 +156,7 @@ def test_user_list_filters_sorts_and_pages(make_user, admin_client_twin):
     assert names(q="OPS-", sort="-name")[:2] == ["ops-59", "ops-58"]
     assert len(names(q="ops-")) == 50 and names(q="ops-", page=2) == [f"ops-{number}" for number in range(50, 60)]
     assert names(q="nobody") == [] and names(role="<script>", sort="junk")  # junk filters are ignored
+    assert '<option value="-name">Name (Z-A)</option>' in admin_client_twin.get("/users/").content.decode()
 
 
 def test_token_authentication_for_scripts(make_user):

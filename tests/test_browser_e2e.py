@@ -1,6 +1,7 @@
 """End to end in headless Chromium against the whole product on the configured database
 (PostgreSQL in CI) and a Redis this test controls: log in, open the demo fabric, start a run,
 watch progress and result arrive over the websocket; then lose Redis and get it back."""
+import re
 import shutil
 import time
 from pathlib import Path
@@ -63,7 +64,7 @@ def test_login_run_and_redis_outage(tmp_path, stack_database_url, browser):
             log_in(page, stack.base_url)
             page.click("text=demo-supernode")
             page.wait_for_selector("#snapshot-summary")
-            assert "1024" in page.inner_text("#snapshot-summary")
+            assert "1,024" in page.inner_text("#snapshot-summary")
             wait_until(page, "document.querySelector('#fabric-map').dataset.nodes === '1072'", timeout_ms=20000)
 
             page.click("#start-hop-stats")
@@ -246,5 +247,63 @@ def test_replay_player_and_whatif_report_from_the_fabric_page(tmp_path, stack_da
             page.click("#whatif-links a:text('Open the report')")
             page.wait_for_selector("#whatif-report svg", timeout=20000)
             page.screenshot(path=str(ARTIFACTS / "whatif-report.png"), full_page=True)
+    finally:
+        redis.stop()
+
+
+DURATION = re.compile(r"\d[\d.,]*\s*(ns|µs|ms|s)\b")
+
+
+def test_placement_failure_and_collective_forms_from_the_fabric_page(tmp_path, stack_database_url, browser):
+    """The login page is quiet (no banner, no health checks before signing in). Then the
+    placement, failure and collective forms of the demo fabric's page are filled and submitted as
+    a user would, and each run finishes with figures in its result (hop statistics, replay and
+    what-if are submitted by the tests above)."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    redis = EmbeddedRedis(workdir=tmp_path / "redis").start()
+    try:
+        with Stack(data_dir=tmp_path, env_overrides={"DATABASE_URL": stack_database_url, "REDIS_URL": redis.url}) as stack:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            health_checks: list[str] = []
+            page.on("request", lambda request: health_checks.append(request.url) if "/api/health/" in request.url else None)
+            page.goto(stack.base_url + "/login/")
+            page.wait_for_timeout(1500)  # the first health check would have been made at once
+            assert page.locator("#live-status").is_hidden() and health_checks == []
+            page.screenshot(path=str(ARTIFACTS / "login.png"))
+
+            log_in(page, stack.base_url)
+            page.wait_for_selector("#live-status", state="hidden")
+            page.click("text=demo-supernode")
+            fabric_url = page.url
+
+            page.fill("#placement-form [name=tp]", "8")
+            page.fill("#placement-form [name=dp]", "16")
+            page.fill("#placement-form [name=model_params]", "70B")
+            page.uncheck("#placement-form input[name=strategies][value=random]")
+            page.click("#placement-form button[type=submit]")
+            page.wait_for_selector(".run-widget[data-status=succeeded]", timeout=120000)
+            rows = page.locator(".run-result .placement-compare tbody tr").all_inner_texts()
+            assert [row.split()[0] for row in rows] and {row.split()[0] for row in rows} == {"naive", "aware"}, rows
+            assert all(DURATION.search(row) for row in rows), rows
+            assert DURATION.search(page.inner_text(".run-result .placement-headline"))
+            page.screenshot(path=str(ARTIFACTS / "placement-result.png"), full_page=True)
+
+            page.goto(fabric_url)
+            page.fill("#failure-form [name=elements]", "leaf-07")
+            page.fill("#failure-form [name=size]", "64MiB")
+            page.click("#failure-form button[type=submit]")
+            page.wait_for_selector(".run-widget[data-status=succeeded]", timeout=180000)
+            worst = page.inner_text(".run-result .failures-worst")
+            assert "leaf-07" in worst and re.search(r"\d", worst), worst
+            assert page.locator(".run-result .failures-ranking tbody tr").count() == 1
+            page.screenshot(path=str(ARTIFACTS / "failures-result.png"), full_page=True)
+
+            page.goto(fabric_url)
+            page.fill("#collective-form [name=size]", "64MB")
+            page.click("#collective-form button[type=submit]")
+            page.wait_for_selector("#collective-slot .run-widget[data-status=succeeded]", timeout=120000)
+            assert DURATION.search(page.inner_text("#collective-slot .coll-headline"))
+            assert page.locator("#collective-slot .coll-links tbody tr").count() > 0
+            assert page.locator(".banner-error").count() == 0
     finally:
         redis.stop()

@@ -66,3 +66,14 @@ def test_findings_sort_on_the_server(viewer_client, recabled, sort):
 def test_junk_parameters_give_the_default_view(viewer_client, recabled):
     assert rows(viewer_client, *recabled, sort="nonsense", page="x", severity="<b>") == []
     assert len(rows(viewer_client, *recabled, sort="nonsense", page="99")) == 28  # the last page
+
+
+def test_page_offers_the_previous_version_against_the_latest_with_readable_sorts(viewer_client, recabled):
+    expected, found = recabled
+    page = viewer_client.get(f"/fabrics/{expected.fabric_id}/diff/").content.decode()
+    chosen = dict(re.findall(r'<select name="(expected|found)">.*?<option value="(\d+)" selected>', page, re.DOTALL))
+    assert chosen == {"expected": str(expected.pk), "found": str(found.pk)}
+    sorts = re.findall(r'<option value="(-?\w+)"[^>]*>([^<]+)</option>', viewer_client.get(f"/fabrics/{expected.fabric_id}/diff/", {"expected": expected.pk, "found": found.pk}).content.decode())
+    labels = dict(sorts)
+    assert labels["-peer"] == "Peer (Z-A)" and labels["severity"] == "Severity (critical first)"
+    assert not any(label.startswith("-") for _value, label in sorts)

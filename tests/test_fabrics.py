@@ -1,8 +1,11 @@
 """Uploading canonical fabric files (browser form and API), versioning, graph and export."""
 import json
+from collections import Counter
+from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import call_command
 
 from twin.fabrics.models import Fabric, Link, Node, Snapshot
 from twin.fabrics.selectors import snapshot_spec_get
@@ -10,6 +13,7 @@ from twin.ingest import export_canonical, parse_fabric
 from twin.simcore.generate import supernode
 
 pytestmark = pytest.mark.django_db
+IB_DUMP = Path(__file__).parent / "data" / "ib" / "ibnetdiscover_2leaf_1spine_8hca.txt"
 
 
 def canonical_file(cards: int = 32, radix: int = 8, name: str = "lab") -> bytes:
@@ -115,6 +119,37 @@ def test_export_round_trip(viewer_client, small_snapshot):
     assert spec == supernode(cards=64, switch_radix=16, name="small")
 
 
+def topology(spec) -> tuple:
+    """Nodes by id with kind, name and host, and links as unordered end pairs with bandwidth and state."""
+    nodes = {(node.id, node.kind, node.name, node.host) for node in spec.nodes}
+    links = Counter((frozenset({(link.a, link.a_port), (link.b, link.b_port)}), link.bandwidth_gbps, link.state) for link in spec.links)
+    return nodes, links
+
+
+def test_ibnetdiscover_export_reingests_as_the_same_cards_and_links(operator_client, tmp_path):
+    """A discovery exported as ibnetdiscover (API and CLI alike) and ingested again is the same fabric."""
+    call_command("ingest", str(IB_DUMP), "--fabric", "lab")
+    first = Snapshot.objects.get(fabric__name="lab", version=1)
+    exported = operator_client.get(f"/api/snapshots/{first.pk}/export/", {"format": "ibnetdiscover"})
+    assert exported.status_code == 200 and exported["Content-Disposition"].endswith('lab-v1.topo"')
+    dump = tmp_path / "lab.topo"
+    call_command("export", "--fabric", "lab", "--format", "ibnetdiscover", "-o", str(dump))
+    assert dump.read_bytes() == exported.content
+    call_command("ingest", str(dump), "--fabric", "lab")
+    second = Snapshot.objects.get(fabric__name="lab", version=2)
+    assert second.source_format == "ibnetdiscover" and (second.node_count, second.link_count) == (first.node_count, first.link_count)
+    assert topology(snapshot_spec_get(snapshot_id=second.pk)) == topology(snapshot_spec_get(snapshot_id=first.pk))
+
+
+def test_generated_fabric_exports_as_ibnetdiscover_with_every_card_and_link(viewer_client, small_snapshot):
+    """Generated cards read back as one HCA each (ibnetdiscover has no other endpoint), on the same host, with every link."""
+    exported = viewer_client.get(f"/api/snapshots/{small_snapshot.pk}/export/", {"format": "ibnetdiscover"})
+    back = parse_fabric(exported.content.decode(), source_name="small.topo")
+    hcas = sorted(node.host for node in back.nodes if node.kind == "nic")
+    assert hcas == sorted(card.host for card in snapshot_spec_get(snapshot_id=small_snapshot.pk).cards()) and len(hcas) == 64
+    assert len(back.links) == small_snapshot.link_count
+
+
 def test_fabric_pages(viewer_client, small_snapshot):
     listing = viewer_client.get("/")
     assert listing.status_code == 200 and b"small" in listing.content
@@ -149,3 +184,14 @@ def test_fabric_page_pages_its_snapshots(viewer_client):
     second = viewer_client.get(f"/fabrics/{fabric.pk}/", {"page": 2}).content.decode()
     assert ">v5<" in second
     assert viewer_client.get(f"/fabrics/{fabric.pk}/", {"snapshot": "abc", "compare": "999999"}).status_code == 200
+
+
+def test_counts_are_shown_with_thousands_separated_in_every_language(viewer_client):
+    from twin.fabrics.services import snapshot_create
+
+    snapshot = snapshot_create(fabric_name="big", spec=supernode(cards=1024, name="big"), source_name="generated", source_format="generated", checksum="1" * 64)
+    for language in ("en", "zh-hans"):
+        page = viewer_client.get(f"/fabrics/{snapshot.fabric_id}/", HTTP_ACCEPT_LANGUAGE=language).content.decode()
+        assert '<dd id="card-count">1,024' in page and "2,048 up" in page, language
+        listing = viewer_client.get("/", HTTP_ACCEPT_LANGUAGE=language).content.decode()
+        assert '<td class="num">1,024</td>' in listing, language

@@ -26,6 +26,7 @@ def test_nccl_tests_report_becomes_an_entry_with_the_twins_prediction(operator_c
     assert all(abs(p["error"] - (p["busbw_GBps"] / m["busbw_GBps"] - 1)) < 1e-9 for p, m in zip(entry.predicted, entry.points))
     page = operator_client.get(response.url)
     assert page.status_code == 200 and b"<svg" in page.content and b"after firmware update" in page.content
+    assert b"1 journal entry recorded." in page.content
 
 
 def test_predictions_use_the_runs_own_algorithm_and_protocol(operator_client, small_snapshot):
@@ -63,6 +64,7 @@ def test_filters_sort_csv_and_pages(viewer_client, operator_client, small_snapsh
     assert b"run 0" in listing.content and b"run 1" not in listing.content
     ordered = viewer_client.get(f"/fabrics/{fabric_id}/journal/", {"sort": "-peak_busbw_GBps"}).content.decode()
     assert ordered.index("run 2") < ordered.index("run 0")
+    assert '<option value="-created_at">Newest first</option>' in ordered and ">-created_at<" not in ordered
     exported = viewer_client.get(f"/fabrics/{fabric_id}/journal/", {"format": "csv", "q": "run"})
     rows = list(csv.DictReader(io.StringIO(exported.content.decode())))
     assert len(rows) == 3 and {"measured_busbw_GBps", "predicted_busbw_GBps", "relative_error"} <= set(rows[0])

@@ -59,13 +59,29 @@ def test_forms_on_the_fabric_page_start_runs(operator_client, small_snapshot):
     page = operator_client.get(f"/fabrics/{small_snapshot.fabric_id}/")
     assert b'id="placement-form"' in page.content and b'id="failure-form"' in page.content
     mapping = "rank,card\n" + "".join(f"{r},card-{r + 1:04d}\n" for r in range(16))
-    started = operator_client.post(f"/snapshots/{small_snapshot.pk}/placement/", {"tp": 8, "pp": 1, "dp": 2, "ep": 1, "busy_cards": "", "mapping": SimpleUploadedFile("m.csv", mapping.encode())})
+    started = operator_client.post(f"/snapshots/{small_snapshot.pk}/placement/", {"tp": 8, "pp": 1, "dp": 2, "ep": 1, "strategies": ["naive", "aware"], "busy_cards": "", "mapping": SimpleUploadedFile("m.csv", mapping.encode())})
     assert started.status_code == 302 and started.url.startswith("/runs/")
     run = Run.objects.get(kind=RunKind.PLACEMENT)
     assert run.params["mapping"]["15"] == "card-0016"
-    bad = operator_client.post(f"/snapshots/{small_snapshot.pk}/placement/", {"tp": 8, "pp": 1, "dp": 2, "ep": 1, "mapping": SimpleUploadedFile("m.csv", b"rank,card\nx,y\n")}, follow=True)
+    bad = operator_client.post(f"/snapshots/{small_snapshot.pk}/placement/", {"tp": 8, "pp": 1, "dp": 2, "ep": 1, "strategies": ["aware"], "mapping": SimpleUploadedFile("m.csv", b"rank,card\nx,y\n")}, follow=True)
     assert b"m.csv line 2" in bad.content
     refused = operator_client.post(f"/snapshots/{small_snapshot.pk}/failures/", {"worst": "switch", "elements": "leaf-01", "collective": "allreduce", "size": "1GiB"}, follow=True)
     assert b"not both" in refused.content
     started = operator_client.post(f"/snapshots/{small_snapshot.pk}/failures/", {"worst": "", "elements": "leaf-01", "collective": "allreduce", "size": "64MiB"})
     assert started.status_code == 302 and Run.objects.filter(kind=RunKind.FAILURES).count() == 1
+
+
+def test_placement_form_run_finishes_with_every_strategy(operator_client, small_snapshot):
+    """What the page's form sends is enough for the run (it once lacked `strategies`)."""
+    page = operator_client.get(f"/fabrics/{small_snapshot.fabric_id}/").content.decode()
+    assert page.count('name="strategies"') == 3 and 'value="175B"' in page  # the replay form's model size, as people write it
+    started = operator_client.post(f"/snapshots/{small_snapshot.pk}/placement/", {"tp": 8, "pp": 1, "dp": 2, "ep": 1, "model_params": "70B", "strategies": ["naive", "random", "aware"]})
+    assert started.status_code == 302 and started.url.startswith("/runs/")
+    run = Run.objects.get(kind=RunKind.PLACEMENT)
+    assert run.params["job"]["model_params"] == 70e9
+    run_execute(run_id=run.pk)
+    run.refresh_from_db()
+    assert run.status == RunStatus.SUCCEEDED, run.error
+    assert set(run.result["results"]) == {"naive", "random", "aware"}
+    refused = operator_client.post(f"/snapshots/{small_snapshot.pk}/placement/", {"tp": 8, "dp": 2, "pp": 1, "ep": 1, "model_params": "many", "strategies": ["aware"]}, follow=True)
+    assert b"cannot read count" in refused.content and Run.objects.count() == 1

@@ -192,3 +192,21 @@ def test_telemetry_is_pushed_to_viewers_of_the_fabric(operator_client, small_sna
     async_to_sync(scenario)()
     bad = post([{"port": port, "timestamp": "yesterday"}])
     assert bad.status_code == 400 and "timestamp" in bad.json()["detail"]
+
+
+def test_training_that_cannot_run_is_refused_before_it_starts(operator_client, small_snapshot):
+    """The README's 175B with PP=4 makes 97 layers, which do not split into 4 stages: refused at
+    once with the reason (API and form), and accepted when `layers` says how many."""
+    training = {"model_params": 175e9, "tp": 4, "pp": 4, "dp": 4}
+    refused = operator_client.post("/api/runs/", {"kind": "replay", "snapshot": small_snapshot.pk, "params": {"training": training}}, content_type="application/json")
+    assert refused.status_code == 400, refused.content
+    assert "97 layers" in refused.json()["detail"] and "give layers, e.g. 96" in refused.json()["detail"]
+    too_big = operator_client.post("/api/runs/", {"kind": "replay", "snapshot": small_snapshot.pk, "params": {"training": {**training, "pp": 1, "dp": 32}}}, content_type="application/json")
+    assert too_big.status_code == 400 and "has 64 cards" in too_big.json()["detail"]
+    form = {"model_params": "175B", "tp": 4, "pp": 4, "dp": 4, "ordering": "rank"}
+    page = operator_client.post(f"/snapshots/{small_snapshot.pk}/replay/", form, follow=True)
+    assert b"97 layers" in page.content and b'id="replay-form"' in page.content
+    assert not Run.objects.exists()
+    start_replay(operator_client, small_snapshot, training={**training, "layers": 96})
+    started = operator_client.post(f"/snapshots/{small_snapshot.pk}/replay/", {**form, "layers": 96})
+    assert started.status_code == 302 and Run.objects.latest("pk").params["training"]["layers"] == 96

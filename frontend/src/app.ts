@@ -7,7 +7,7 @@ import { mountFabricLive } from "./fabricLive";
 import { numberFormatters } from "./format";
 import { jsonClient, readCookie } from "./http";
 import { INTL_LOCALE, resolveLanguage, translator } from "./i18n";
-import { LiveStatusMonitor, fetchHealth } from "./liveStatus";
+import { liveStatusForPage } from "./liveStatus";
 import { mountLiveTelemetry } from "./liveTelemetry";
 import { overlaySlot } from "./overlaySlot";
 import { openBrowserSocket } from "./reconnectingSocket";
@@ -34,25 +34,14 @@ export function startApp(doc: Document): void {
   localizeTimes(doc);
   submitOnChange(doc);
 
-  const banner = doc.getElementById("live-status");
-  const healthUrl = doc.body.dataset["healthUrl"] ?? "/api/health/";
-  const liveStatus = new LiveStatusMonitor({
-    checkHealth: () => fetchHealth(fetchImpl, healthUrl),
-    showBanner: (message) => {
-      if (banner !== null) {
-        banner.textContent = message === null ? "" : t(message);
-        banner.hidden = message === null;
-      }
-    },
-    timers: browserTimers,
-  });
+  const liveStatus = liveStatusForPage(doc, fetchImpl, t, browserTimers);
   liveStatus.check();
 
   const numbers = numberFormatters(INTL_LOCALE[language]);
 
   // The map first: run results offer "Show on map" only when there is one.
   const fabricMap = doc.getElementById("fabric-map");
-  const mapReady = fabricMap === null ? Promise.resolve(null) : mountMapFromPage(fabricMap, { doc, t, http });
+  const mapReady = fabricMap === null ? Promise.resolve(null) : mountMapFromPage(fabricMap, { doc, t, numbers, http });
   const map = () => mapReady.catch(() => null);
   // One link-utilisation overlay at a time: collective runs, live telemetry, a replay.
   const slot = overlaySlot();
@@ -69,7 +58,7 @@ export function startApp(doc: Document): void {
     openSocket: openBrowserSocket,
     timers: browserTimers,
     canCancel: canCancelRuns(doc.body.dataset["userRole"]),
-    marks: fabricMap === null ? undefined : runMapMarks({ t, http, map }),
+    marks: fabricMap === null ? undefined : runMapMarks({ t, numbers, http, map }),
   };
   for (const widget of doc.querySelectorAll<HTMLElement>(".run-widget")) {
     mountRunWidget(widget, runContext);

@@ -21,13 +21,19 @@ describe("parseFailuresResult", () => {
     expect(result.worst?.blastRadius).toEqual([{ element: "leaf-03", cardsAttached: 8, cardsCutOff: 8 }]);
   });
 
-  it("reads link impact with a/b ends, or from/to, summing the cards affected", () => {
+  it("reads link impact with a/b ends, or from/to, and the cards affected", () => {
     const result = parseFailuresResult(FAILURES_RESULT) as FailuresResult;
     expect(result.linkImpact).toEqual([
-      { link: 12, from: "leaf-03", to: "spine-00", linkClass: "", bytes: 4e9, cardsCutOff: 0, cardsRouted: 64, cardsAffected: 64, impact: 2.56e11 },
+      { link: 12, from: "leaf-03", to: "spine-00", linkClass: "", bytes: 4e9, cardsCutOff: 0, cardsRouted: 64, cardsAffected: 64 },
     ]);
     const other = parseFailuresResult({ ...FAILURES_RESULT, link_impact: [{ link: 1, from: "a", to: "b", class: "c", bytes: 1, cards_affected: 3, impact: 3 }, { a: "x" }] });
     expect(other?.linkImpact.map((link) => [link.from, link.to, link.linkClass, link.cardsAffected])).toEqual([["a", "b", "c", 3]]);
+  });
+
+  it("counts a card cut off by its only cable once, also in runs stored without cards_affected", () => {
+    const stored = { link: 3, a: "card-0001", a_port: "p0", b: "leaf-01", b_port: "1", bytes: 2e8, cards_cut_off: 1, cards_routed: 3, impact: 8e8 };
+    const result = parseFailuresResult({ ...FAILURES_RESULT, link_impact: [stored] });
+    expect(result?.linkImpact[0]?.cardsAffected).toBe(1);
   });
 
   it("accepts the short blast-radius names and a workload that cannot run after", () => {

@@ -43,9 +43,8 @@ export interface LinkImpact {
   readonly bytes: number;
   readonly cardsCutOff: number | null;
   readonly cardsRouted: number | null;
-  /** Cards cut off or rerouted if it fails (given, or the sum of the two). */
+  /** Cards cut off (a bridge) or else rerouted if it fails; never a card twice. */
   readonly cardsAffected: number | null;
-  readonly impact: number;
 }
 
 export interface FailureWorkload {
@@ -130,8 +129,7 @@ function parseLinkImpact(value: unknown): LinkImpact[] {
   // failures.link_impact names the ends a / b; arc records say from / to.
   const from = value["from"] ?? value["a"];
   const to = value["to"] ?? value["b"];
-  const impact = finite(value["impact"]);
-  if (typeof from !== "string" || typeof to !== "string" || impact === null) {
+  if (typeof from !== "string" || typeof to !== "string") {
     return [];
   }
   const cardsCutOff = finite(value["cards_cut_off"]);
@@ -146,8 +144,8 @@ function parseLinkImpact(value: unknown): LinkImpact[] {
       bytes: finite(value["bytes"]) ?? 0,
       cardsCutOff,
       cardsRouted,
-      cardsAffected: given ?? (cardsCutOff === null && cardsRouted === null ? null : (cardsCutOff ?? 0) + (cardsRouted ?? 0)),
-      impact,
+      // Runs stored before cards_affected was given also counted a bridge's cut-off cards as routed.
+      cardsAffected: given ?? (cardsCutOff !== null && cardsCutOff > 0 ? cardsCutOff : cardsRouted),
     },
   ];
 }

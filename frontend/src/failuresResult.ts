@@ -157,7 +157,6 @@ export function renderFailures(result: FailuresResult, context: RenderContext): 
           ...(withClass ? [{ label: t("collective.class") }] : []),
           { label: t("collective.bytes"), numeric: true },
           { label: t("failures.cardsAffected"), numeric: true },
-          { label: t("failures.impact"), numeric: true },
         ],
         result.linkImpact.map((link) => ({
           cells: [
@@ -166,7 +165,6 @@ export function renderFailures(result: FailuresResult, context: RenderContext): 
             ...(withClass ? [link.linkClass] : []),
             bytes(link.bytes),
             link.cardsAffected === null ? "—" : numbers.integer(link.cardsAffected),
-            bytes(link.impact),
           ],
         })),
       ),

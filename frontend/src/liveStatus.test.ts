@@ -1,9 +1,11 @@
-import { describe, expect, it } from "vitest";
+// @vitest-environment happy-dom
+import { describe, expect, it, vi } from "vitest";
 import {
   LiveStatusMonitor,
   bannerForHealth,
   connectionReporter,
   fetchHealth,
+  liveStatusForPage,
   type BannerMessage,
   type HealthCheckResult,
 } from "./liveStatus";
@@ -143,5 +145,45 @@ describe("a socket the server refuses for good", () => {
   it("says why in both languages", () => {
     expect(translator("en")("banner.loggedOut")).toMatch(/logged out/);
     expect(translator("zh-hans")("banner.gone")).toBe("此页面显示的内容已不存在，实时更新已停止。");
+  });
+});
+
+describe("liveStatusForPage", () => {
+  /** The page as base.html renders it: data-health-url only for a signed-in user. */
+  function page(bodyAttributes: Record<string, string>): Document {
+    for (const name of document.body.getAttributeNames()) {
+      document.body.removeAttribute(name);
+    }
+    for (const [name, value] of Object.entries(bodyAttributes)) {
+      document.body.setAttribute(name, value);
+    }
+    document.body.innerHTML = '<div id="live-status" hidden></div>';
+    return document;
+  }
+
+  it("checks nothing and shows no banner where nobody is signed in (the login page)", async () => {
+    const doc = page({ "data-lang": "en" });
+    const requested: string[] = [];
+    const timers = new FakeTimers();
+    const monitor = liveStatusForPage(doc, (url) => (requested.push(url), Promise.reject(new Error("403"))), translator("en"), timers);
+    monitor.check();
+    connectionReporter(monitor).onDisconnected();
+    await Promise.resolve();
+    expect(requested).toEqual([]);
+    expect(timers.pending).toEqual([]);
+    expect(doc.getElementById("live-status")?.hidden).toBe(true);
+  });
+
+  it("checks the page's health URL for a signed-in user and shows what it finds", async () => {
+    const doc = page({ "data-lang": "en", "data-health-url": "/api/health/", "data-user-role": "viewer" });
+    const requested: string[] = [];
+    const fetchImpl = (url: string) => {
+      requested.push(url);
+      return Promise.resolve(new Response(JSON.stringify({ database: "ok", redis: "unavailable" }), { status: 503 }));
+    };
+    liveStatusForPage(doc, fetchImpl, translator("en"), new FakeTimers()).check();
+    await vi.waitFor(() => expect(doc.getElementById("live-status")?.hidden).toBe(false));
+    expect(requested).toEqual(["/api/health/"]);
+    expect(doc.getElementById("live-status")?.textContent).toContain("Redis");
   });
 });

@@ -1,10 +1,12 @@
 // Decides what the #live-status banner says, from /api/health/ checks made on
 // load, whenever a websocket drops or comes back, and with backoff while a
 // problem lasts (so the banner also clears on pages without websockets).
+// Pages without a signed-in user (the login page) check nothing: the health
+// endpoint answers only signed-in users, like the rest of the API.
 
 import { backoffDelay } from "./backoff";
 import type { Fetch } from "./http";
-import type { MessageKey } from "./i18n";
+import type { MessageKey, Translate } from "./i18n";
 import type { Timers } from "./timers";
 
 export type HealthCheckResult =
@@ -50,7 +52,8 @@ export function bannerForRejection(code: number): BannerMessage {
 }
 
 export interface LiveStatusOptions {
-  readonly checkHealth: () => Promise<HealthCheckResult>;
+  /** Null where the page has no health URL to check (no signed-in user). */
+  readonly checkHealth: (() => Promise<HealthCheckResult>) | null;
   readonly showBanner: (message: BannerMessage | null) => void;
   readonly timers: Timers;
   readonly random?: () => number;
@@ -75,6 +78,10 @@ export class LiveStatusMonitor {
 
   /** Checks health now (or right after the check in flight). */
   check(): void {
+    const checkHealth = this.options.checkHealth;
+    if (checkHealth === null) {
+      return;
+    }
     if (this.inFlight) {
       this.recheckRequested = true;
       return;
@@ -84,7 +91,7 @@ export class LiveStatusMonitor {
       this.retryTimer = null;
     }
     this.inFlight = true;
-    void this.options.checkHealth().then(
+    void checkHealth().then(
       (result) => this.settle(bannerForHealth(result)),
       () => this.settle("banner.serverUnreachable"),
     );
@@ -109,6 +116,25 @@ export class LiveStatusMonitor {
       this.check();
     }, delay);
   }
+}
+
+/**
+ * The page's monitor, showing its answers in the #live-status banner. The
+ * templates give <body> a data-health-url only for a signed-in user.
+ */
+export function liveStatusForPage(doc: Document, fetchImpl: Fetch, t: Translate, timers: Timers): LiveStatusMonitor {
+  const banner = doc.getElementById("live-status");
+  const healthUrl = doc.body.dataset["healthUrl"];
+  return new LiveStatusMonitor({
+    checkHealth: healthUrl === undefined ? null : () => fetchHealth(fetchImpl, healthUrl),
+    showBanner: (message) => {
+      if (banner !== null) {
+        banner.textContent = message === null ? "" : t(message);
+        banner.hidden = message === null;
+      }
+    },
+    timers,
+  });
 }
 
 export interface ConnectionReporter {

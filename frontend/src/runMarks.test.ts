@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { numberFormatters } from "./format";
 import { HttpError } from "./http";
 import { translator } from "./i18n";
 import { runMapMarks, type MarkMap } from "./runMarks";
@@ -37,7 +38,7 @@ describe("runMapMarks", () => {
     const api = new ScriptedApi();
     api.getAnswers.set("/api/runs/12/detail/", Promise.resolve(DETAIL));
     const { map, calls } = fakeMap();
-    const marks = runMapMarks({ t: translator("en"), http: api, map: () => Promise.resolve(map) });
+    const marks = runMapMarks({ t: translator("en"), numbers: numberFormatters("en"), http: api, map: () => Promise.resolve(map) });
     expect(await marks.showPlacement("/api/runs/12/", "aware")).toBe(
       "aware: 3 ranks marked on the map, one colour per TP group (2 groups).",
     );
@@ -55,7 +56,7 @@ describe("runMapMarks", () => {
     const api = new ScriptedApi();
     api.getAnswers.set("/api/runs/12/detail/", Promise.reject(new HttpError(404, "Not found.")));
     const { map } = fakeMap();
-    const marks = runMapMarks({ t: translator("en"), http: api, map: () => Promise.resolve(map) });
+    const marks = runMapMarks({ t: translator("en"), numbers: numberFormatters("en"), http: api, map: () => Promise.resolve(map) });
     expect(await marks.showPlacement("/api/runs/12/", "aware")).toBe("Could not show it on the map: Not found.");
     api.getAnswers.set("/api/runs/12/detail/", Promise.resolve(DETAIL));
     expect(await marks.showPlacement("/api/runs/12/", "aware")).toContain("3 ranks");
@@ -64,7 +65,7 @@ describe("runMapMarks", () => {
 
   it("marks failed switches and links", async () => {
     const { map, calls } = fakeMap();
-    const marks = runMapMarks({ t: translator("en"), http: new ScriptedApi(), map: () => Promise.resolve(map) });
+    const marks = runMapMarks({ t: translator("en"), numbers: numberFormatters("en"), http: new ScriptedApi(), map: () => Promise.resolve(map) });
     expect(await marks.showFailure(["leaf-03", "link:12"])).toBe("Marked as failed on the map: leaf-03, link:12.");
     expect(calls).toEqual([
       ["nodes", ["leaf-03"], ["failed"]],
@@ -74,14 +75,14 @@ describe("runMapMarks", () => {
 
   it("marks only the switches on a map that cannot mark links", async () => {
     const { map, calls } = fakeMap(false);
-    const marks = runMapMarks({ t: translator("en"), http: new ScriptedApi(), map: () => Promise.resolve(map) });
+    const marks = runMapMarks({ t: translator("en"), numbers: numberFormatters("en"), http: new ScriptedApi(), map: () => Promise.resolve(map) });
     expect(await marks.showFailure(["leaf-03", "link:12"])).toBe("This map cannot mark links; only the switches of leaf-03, link:12 are marked.");
     expect(calls).toEqual([["nodes", ["leaf-03"], ["failed"]]]);
   });
 
   it("says so when the page has no map", async () => {
     const api = new ScriptedApi();
-    const marks = runMapMarks({ t: translator("en"), http: api, map: () => Promise.resolve(null) });
+    const marks = runMapMarks({ t: translator("en"), numbers: numberFormatters("en"), http: api, map: () => Promise.resolve(null) });
     expect(await marks.showFailure(["leaf-03"])).toBe("There is no map on this page to show it on.");
     expect(await marks.showPlacement("/api/runs/12/", "aware")).toBe("There is no map on this page to show it on.");
     expect(api.gets).toEqual([]);

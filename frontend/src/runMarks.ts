@@ -4,6 +4,7 @@
 // to show next to the buttons; it never rejects.
 
 import { splitFailedElements } from "./failures";
+import type { NumberFormatters } from "./format";
 import { describeRequestError, type JsonClient } from "./http";
 import type { Translate } from "./i18n";
 import type { TopologyMap } from "./map/topologyMap";
@@ -23,13 +24,14 @@ export interface RunMapMarks {
 
 export interface RunMarksContext {
   readonly t: Translate;
+  readonly numbers: NumberFormatters;
   readonly http: JsonClient;
   /** The page's map once it is drawn; null when there is none or it failed to load. */
   readonly map: () => Promise<MarkMap | null>;
 }
 
 export function runMapMarks(context: RunMarksContext): RunMapMarks {
-  const { t, http } = context;
+  const { t, numbers, http } = context;
   const details = new Map<string, Promise<unknown>>();
   let shownOn: MarkMap | null = null;
 
@@ -61,7 +63,7 @@ export function runMapMarks(context: RunMarksContext): RunMapMarks {
         map.setLinkMarks?.([]);
         map.setNodeMarks(ids, marks);
         shownOn = map;
-        return t("placement.shownOnMap", { strategy, ranks: ids.length, groups });
+        return t("placement.shownOnMap", { strategy, ranks: numbers.integer(ids.length), groups: numbers.integer(groups) });
       } catch (error) {
         return failed(error);
       }

@@ -108,3 +108,13 @@ def test_what_ibnetdiscover_cannot_print_is_refused():
     named_port = replace(fabric, links=(replace(fabric.links[0], a_port="eth0"), *fabric.links[1:]))
     with pytest.raises(ValueError, match="'eth0'"):
         export_ibnetdiscover(named_port)
+
+
+def test_links_of_another_medium_and_the_cards_behind_them_are_left_out():
+    """A discovery completed with a card behind each HCA (a PCIe link) writes as the dump it was."""
+    fabric = parse_fabric(SAMPLE, source_name="export.topo")
+    hcas = [node for node in fabric.nodes if node.kind == "nic"]
+    cards = tuple(NodeSpec(f"card:{hca.id}", "card", f"gpu@{hca.id}", attrs={"inferred": "card"}) for hca in hcas)
+    pcie = tuple(LinkSpec(card.id, "pcie", hca.id, "pcie", 504.1, 5.0, attrs={"medium": "pcie"}) for card, hca in zip(cards, hcas))
+    completed = replace(fabric, nodes=(*fabric.nodes, *cards), links=(*fabric.links, *pcie))
+    assert export_ibnetdiscover(completed) == export_ibnetdiscover(fabric)

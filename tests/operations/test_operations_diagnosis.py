@@ -141,3 +141,18 @@ def test_findings_come_bottom_up(fabric):
     result = diagnose(broken, scaling=[ScalingPoint(64, 46.0), ScalingPoint(256, 20.0)], measurements=[MeasurementPoint(1 << 26, 23.0, 46.0)])
     layers = [finding["layer"] for finding in result["findings"]]
     assert layers == sorted(layers, key=LAYERS.index) and layers[0] == "physical" and layers[-1] == "application"
+
+
+def test_links_are_named_by_their_nodes_names_as_the_cabling_check_names_them():
+    """An InfiniBand discovery's node ids are GUIDs; findings say leaf01:3, not ib:<guid>:3."""
+    from pathlib import Path
+
+    from twin.ingest import parse_fabric
+
+    dump = Path(__file__).resolve().parents[1] / "data" / "ib" / "ibnetdiscover_2leaf_1spine_8hca.txt"
+    discovered = parse_fabric(dump.read_text(), source_name="fabric.topo")
+    position = next(index for index, link in enumerate(discovered.links) if link.b.startswith("ib:") and link.a.startswith("ib:"))
+    title = diagnose(with_link(discovered, position, state="down"))["findings"][0]["title"]
+    link = discovered.links[position]
+    names = {node.id: node.name for node in discovered.nodes}
+    assert f"{names[link.a]}:{link.a_port} - {names[link.b]}:{link.b_port}" in title and "ib:" not in title, title

@@ -2,7 +2,7 @@
 from django.contrib import messages
 from django.db.models import F, Q
 from django.shortcuts import get_object_or_404, redirect, render
-from django.utils.translation import gettext as _
+from django.utils.translation import gettext as _, gettext_lazy
 from django.views.decorators.http import require_http_methods
 
 from twin.common.pages import paged
@@ -15,7 +15,12 @@ from .services import user_create, user_set_role
 __all__ = ("user_list", "user_edit")
 
 USERS_PER_PAGE = 50
-USER_SORTS = {"name": "username", "-name": "-username", "last-login": F("last_login").desc(nulls_last=True), "role": "role"}
+USER_SORTS = {  # value in the URL -> (label, ordering)
+    "name": (gettext_lazy("Name (A-Z)"), "username"),
+    "-name": (gettext_lazy("Name (Z-A)"), "-username"),
+    "last-login": (gettext_lazy("Last login (latest first)"), F("last_login").desc(nulls_last=True)),
+    "role": (gettext_lazy("Role"), "role"),
+}
 
 
 @role_required(Role.ADMIN)
@@ -38,11 +43,12 @@ def user_list(request):
     if role in Role.values:
         users = users.filter(role=role)
     sort = request.GET.get("sort", "name")
-    page, query = paged(request, users.order_by(USER_SORTS.get(sort, "username"), "pk"), USERS_PER_PAGE)
+    page, query = paged(request, users.order_by(USER_SORTS.get(sort, USER_SORTS["name"])[1], "pk"), USERS_PER_PAGE)
     return render(
         request,
         "accounts/user_list.html",
-        {"page": page, "query": query, "form": form, "q": query_text, "role": role, "roles": Role.choices, "sort": sort, "sorts": list(USER_SORTS)},
+        {"page": page, "query": query, "form": form, "q": query_text, "role": role, "roles": Role.choices, "sort": sort,
+         "sorts": [(value, label) for value, (label, _ordering) in USER_SORTS.items()]},
     )
 
 

@@ -1,9 +1,22 @@
-"""Command-line progress: a one-line bar on a terminal, plain lines when piped."""
+"""What the management commands share: a progress bar (one line on a terminal, plain lines when
+piped) and option types."""
+import argparse
 import sys
 import time
 from typing import TextIO
 
-__all__ = ("ProgressBar",)
+from twin.simcore.errors import TwinCoreError
+from twin.simcore.units import parse_count
+
+__all__ = ("ProgressBar", "parameter_count")
+
+
+def parameter_count(text: str) -> float:
+    """An option type for a model's parameters: 175B, 175e9 or 175000000000."""
+    try:
+        return parse_count(text)
+    except TwinCoreError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 class ProgressBar:

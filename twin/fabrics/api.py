@@ -14,7 +14,7 @@ from twin.simcore.diff import punch_list_csv
 from twin.simcore.paths import NoPath, hop_path
 from twin.simcore.model import MAX_LINK_GBPS
 
-from .exports import EXPORT_FORMATS
+from .exports import EXPORT_FORMATS, snapshot_export
 from .models import Fabric, Snapshot, SnapshotRole
 from .selectors import fabric_list, node_detail, snapshot_diff, snapshot_search, snapshot_spec_get
 from .services import snapshot_import, snapshot_layout_get_or_create, source_files_from_uploads
@@ -140,19 +140,20 @@ class FabricSnapshotListApi(generics.ListAPIView):
 
 
 class SnapshotExportApi(APIView):
-    """The snapshot as canonical twin-fabric JSON (re-importable as is) or as GraphML."""
+    """The snapshot as canonical twin-fabric JSON (re-importable as is), GraphML or ibnetdiscover
+    output (re-importable as InfiniBand discovery: cards read back as HCAs)."""
 
     @extend_schema(
-        parameters=[OpenApiParameter("format", str, enum=list(EXPORT_FORMATS), description="json (default) or graphml")],
-        responses={(200, "application/json"): OpenApiResponse(description="twin-fabric JSON or GraphML")},
+        parameters=[OpenApiParameter("format", str, enum=list(EXPORT_FORMATS), description="json (default), graphml or ibnetdiscover")],
+        responses={(200, "application/json"): OpenApiResponse(description="twin-fabric JSON, GraphML or ibnetdiscover text")},
     )
     def get(self, request, pk: int):
         wanted = request.query_params.get("format", "json")
         if wanted not in EXPORT_FORMATS:
             raise serializers.ValidationError({"format": f"Unknown export format {wanted!r}; known: {', '.join(EXPORT_FORMATS)}."})
-        content_type, suffix, export = EXPORT_FORMATS[wanted]
+        content_type, suffix, _ = EXPORT_FORMATS[wanted]
         snapshot = get_object_or_404(Snapshot.objects.select_related("fabric"), pk=pk)
-        response = HttpResponse(export(snapshot_spec_get(snapshot_id=snapshot.pk)), content_type=content_type)
+        response = HttpResponse(snapshot_export(snapshot_id=snapshot.pk, fmt=wanted), content_type=content_type)
         response["Content-Disposition"] = f'attachment; filename="{snapshot.fabric.name}-v{snapshot.version}.{suffix}"'
         return response
 

@@ -3,7 +3,7 @@ from django.contrib import messages
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils.translation import gettext as _
+from django.utils.translation import gettext as _, gettext_lazy
 from django.views.decorators.http import require_http_methods
 
 from twin.accounts.decorators import role_required
@@ -19,16 +19,31 @@ from twin.simulations.services import ALGORITHMS, COLLECTIVES, ECMP_MODES, PROTO
 
 from .forms import ScaleUpCorrectionForm, SnapshotUploadForm
 from .models import Fabric, Snapshot, SnapshotRole
-from .selectors import DIFF_SORTS, diff_findings, fabric_list, snapshot_diff
+from .selectors import diff_findings, fabric_list, snapshot_diff
 from .services import UploadRejected, snapshot_import, snapshot_scale_up_correct, source_files_from_uploads
 
 __all__ = ("fabric_list_page", "fabric_page", "upload_page", "diff_page")
 
 DIFF_FINDINGS_PER_PAGE = 100
+DIFF_SORT_LABELS = {  # every DIFF_SORTS key, and reversed with a leading "-"
+    "where": gettext_lazy("Place (switch, port)"),
+    "-where": gettext_lazy("Place, reversed"),
+    "severity": gettext_lazy("Severity (critical first)"),
+    "-severity": gettext_lazy("Severity (minor first)"),
+    "class": gettext_lazy("Class (MISSING first)"),
+    "-class": gettext_lazy("Class, reversed"),
+    "peer": gettext_lazy("Peer (A-Z)"),
+    "-peer": gettext_lazy("Peer (Z-A)"),
+}
 
 
 FABRICS_PER_PAGE = 25
-FABRIC_SORTS = {"name": "name", "-name": "-name", "newest": "-created_at", "oldest": "created_at"}
+FABRIC_SORTS = {  # value in the URL -> (label, ordering)
+    "name": (gettext_lazy("Name (A-Z)"), "name"),
+    "-name": (gettext_lazy("Name (Z-A)"), "-name"),
+    "newest": (gettext_lazy("Newest first"), "-created_at"),
+    "oldest": (gettext_lazy("Oldest first"), "created_at"),
+}
 
 
 def fabric_list_page(request):
@@ -38,9 +53,10 @@ def fabric_list_page(request):
     if query_text:
         fabrics = fabrics.filter(name__icontains=query_text)
     sort = request.GET.get("sort", "name")
-    fabrics = fabrics.order_by(FABRIC_SORTS.get(sort, "name"), "pk")
+    fabrics = fabrics.order_by(FABRIC_SORTS.get(sort, FABRIC_SORTS["name"])[1], "pk")
     page, query = paged(request, fabrics, FABRICS_PER_PAGE)
-    return render(request, "fabrics/fabric_list.html", {"page": page, "q": query_text, "sort": sort, "sorts": list(FABRIC_SORTS), "query": query})
+    sorts = [(value, label) for value, (label, _ordering) in FABRIC_SORTS.items()]
+    return render(request, "fabrics/fabric_list.html", {"page": page, "q": query_text, "sort": sort, "sorts": sorts, "query": query})
 
 
 SNAPSHOTS_PER_PAGE = 20
@@ -174,6 +190,9 @@ def diff_page(request, fabric_id: int):
     by_id = {str(s.pk): s for s in snapshots}
     expected, found = by_id.get(request.GET.get("expected", "")), by_id.get(request.GET.get("found", ""))
     report = snapshot_diff(expected=expected, found=found) if expected and found else None
+    # Until two are chosen, offer the usual question: the previous version against the latest.
+    offered_expected = expected or (snapshots[1] if len(snapshots) > 1 else None)
+    offered_found = found or (snapshots[0] if snapshots else None)
     chosen = {name: request.GET.get(name, "") for name in ("class", "severity", "q")}
     sort = request.GET.get("sort", "where")
     findings = diff_findings(report, finding_class=chosen["class"], severity=chosen["severity"], text=chosen["q"], sort=sort) if report else []
@@ -183,8 +202,9 @@ def diff_page(request, fabric_id: int):
         "fabrics/diff.html",
         {
             "fabric": fabric, "snapshots": snapshots, "expected": expected, "found": found, "report": report,
+            "offered_expected": offered_expected, "offered_found": offered_found,
             "findings": [finding.as_plain() for finding in page.object_list], "page": page, "query": query,
-            "chosen": chosen, "sort": sort, "sorts": [name for key in DIFF_SORTS for name in (key, f"-{key}")],
+            "chosen": chosen, "sort": sort, "sorts": list(DIFF_SORT_LABELS.items()),
             "finding_classes": FINDING_CLASSES, "severities": SEVERITIES,
         },
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from twin.simcore.model import FabricSpec
+from twin.simcore.units import counted
 
 __all__ = ["fabric_summary"]
 
@@ -24,12 +25,12 @@ def fabric_summary(spec: FabricSpec) -> dict:
     links_by_domain = Counter(link.domain for link in spec.links)
     warnings = []
     if links_by_state["down"]:
-        warnings.append(f"{links_by_state['down']:,} link(s) down")
+        warnings.append(f"{counted(links_by_state['down'], 'link')} down")
     if links_by_state["degraded"]:
-        warnings.append(f"{links_by_state['degraded']:,} link(s) degraded (below their usual width or speed)")
+        warnings.append(f"{counted(links_by_state['degraded'], 'link')} degraded (below their usual width or speed)")
     conflicts = spec.attrs.get("merge_conflicts") or ()
     if conflicts:
-        warnings.append(f"{len(conflicts):,} conflicting fact(s) between the files; the more specific source was kept")
+        warnings.append(f"{counted(len(conflicts), 'conflicting fact')} between the files; the more specific source was kept")
     warnings += [str(warning) for warning in spec.attrs.get("warnings", ())]
     return {
         "nodes": len(spec.nodes),

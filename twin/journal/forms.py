@@ -58,4 +58,8 @@ class JournalFilterForm(forms.Form):
     q = forms.CharField(required=False, label=_("Search"))
     collective = forms.ChoiceField(required=False, choices=[("", _("any collective"))] + [(c, c) for c in COLLECTIVES])
     library = forms.CharField(required=False, label=_("Library"))
-    sort = forms.ChoiceField(required=False, choices=[(key, key) for key in ("-created_at", "created_at", "title", "-peak_busbw_GBps", "-max_abs_error", "card_count", "-card_count")])
+    sort = forms.ChoiceField(required=False, choices=[
+        ("-created_at", _("Newest first")), ("created_at", _("Oldest first")), ("title", _("Title (A-Z)")),
+        ("-peak_busbw_GBps", _("Peak busbw (highest first)")), ("-max_abs_error", _("Twin's error (largest first)")),
+        ("card_count", _("Cards (fewest first)")), ("-card_count", _("Cards (most first)")),
+    ])

@@ -7,7 +7,7 @@ from django.contrib import messages
 from django.db.models import Q
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.utils.translation import gettext as _
+from django.utils.translation import gettext as _, ngettext
 from django.views.decorators.http import require_http_methods, require_POST
 
 from twin.accounts.decorators import role_required
@@ -107,7 +107,7 @@ def experiment_new_page(request, fabric_id: int):
             except ApplicationError as error:
                 form.add_error(None, error.message)
             else:
-                messages.success(request, _("%(n)s journal entr(y/ies) recorded.") % {"n": len(created)})
+                messages.success(request, ngettext("%(n)s journal entry recorded.", "%(n)s journal entries recorded.", len(created)) % {"n": len(created)})
                 return redirect("experiment-detail", fabric_id=fabric.pk, experiment_id=created[0].pk)
     status = 400 if request.method == "POST" else 200
     return render(request, "journal/new.html", {"fabric": fabric, "snapshot": snapshot, "form": form}, status=status)

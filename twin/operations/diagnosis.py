@@ -27,7 +27,7 @@ Rules (``RULES``):
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +38,7 @@ from twin.simcore.errors import TwinCoreError
 from twin.simcore.hops import hop_statistics
 from twin.simcore.model import Attrs, FabricSpec
 from twin.simcore.simulate import Simulator
+from twin.simcore.units import counted
 
 __all__ = [
     "LAYERS",
@@ -186,9 +187,16 @@ def _finding(rule: str, severity: str, title: str, evidence: Mapping[str, Any], 
     return Finding(RULES[rule], rule, severity, title, evidence, fix or _FIXES[rule], tuple(elements))
 
 
-def _label(spec: FabricSpec, position: int) -> str:
-    link = spec.links[position]
-    return f"{link.a}:{link.a_port} - {link.b}:{link.b_port}"
+def _link_labels(spec: FabricSpec) -> Callable[[int], str]:
+    """``leaf-01:3 - spine-02:1`` for a link position: node names, as the cabling check names
+    ends, not ids (an InfiniBand discovery's ids are GUIDs)."""
+    names = {node.id: node.name for node in spec.nodes}
+
+    def label(position: int) -> str:
+        link = spec.links[position]
+        return f"{names.get(link.a, link.a)}:{link.a_port} - {names.get(link.b, link.b)}:{link.b_port}"
+
+    return label
 
 
 # -- physical -----------------------------------------------------------------------------------
@@ -198,11 +206,12 @@ def _links_down(spec: FabricSpec) -> list[Finding]:
     down = [position for position, link in enumerate(spec.links) if link.state == "down"]
     if not down:
         return []
+    label = _link_labels(spec)
     return [
         _finding(
             "link-down", "critical" if len(down) > 1 else "major",
-            f"{len(down)} link(s) down, e.g. {_label(spec, down[0])}",
-            {"links_down": len(down), "links": [_label(spec, position) for position in down[:20]]},
+            f"{counted(len(down), 'link')} down, e.g. {label(down[0])}",
+            {"links_down": len(down), "links": [label(position) for position in down[:20]]},
             [f"link:{position}" for position in down],
         )
     ]  # fmt: skip
@@ -213,6 +222,7 @@ def _links_degraded(spec: FabricSpec) -> list[Finding]:
     speeds = Counter(str(link.attrs["speed"]).lower() for link in spec.links if "speed" in link.attrs)
     usual_width = widths.most_common(1)[0][0] if widths else None
     usual_speed = speeds.most_common(1)[0][0] if speeds else None
+    label = _link_labels(spec)
     findings = []
     for position, link in enumerate(spec.links):
         reasons = []
@@ -227,7 +237,7 @@ def _links_degraded(spec: FabricSpec) -> list[Finding]:
         if reasons:
             findings.append(
                 _finding(
-                    "link-degraded", "major", f"link {_label(spec, position)} degraded: {', '.join(reasons)}",
+                    "link-degraded", "major", f"link {label(position)} degraded: {', '.join(reasons)}",
                     {"bandwidth_gbps": link.bandwidth_gbps, "width": width or None, "speed": speed or None, "state": link.state},
                     [f"link:{position}"],
                 )
@@ -250,6 +260,7 @@ def _over_threshold(counters: Mapping[str, Any], thresholds: Mapping[str, int | 
 
 
 def _link_errors(spec: FabricSpec, thresholds: Mapping[str, int | None]) -> list[Finding]:
+    label = _link_labels(spec)
     findings = []
     for position, link in enumerate(spec.links):
         errors = link.attrs.get("errors")
@@ -257,7 +268,7 @@ def _link_errors(spec: FabricSpec, thresholds: Mapping[str, int | None]) -> list
         if over:
             findings.append(
                 _finding(
-                    "error-counters", "minor", f"link {_label(spec, position)}: {', '.join(sorted(over))} over threshold",
+                    "error-counters", "minor", f"link {label(position)}: {', '.join(sorted(over))} over threshold",
                     {"counters": over, "thresholds": {name: thresholds[normalise_counter(name)] for name in over}},
                     [f"link:{position}"],
                 )
@@ -275,6 +286,7 @@ def _by_link(spec: FabricSpec, telemetry: Sequence[TelemetrySample]) -> dict[int
 
 
 def _flapping(spec: FabricSpec, telemetry: Sequence[TelemetrySample]) -> list[Finding]:
+    label = _link_labels(spec)
     findings = []
     for link, samples in sorted(_by_link(spec, telemetry).items()):
         states = [sample.state for sample in samples if sample.state is not None]
@@ -284,7 +296,7 @@ def _flapping(spec: FabricSpec, telemetry: Sequence[TelemetrySample]) -> list[Fi
         if changes >= FLAP_CHANGES or downed_increase >= FLAP_CHANGES:
             findings.append(
                 _finding(
-                    "link-flapping", "major", f"link {_label(spec, link)} flaps: {max(changes, downed_increase)} state changes",
+                    "link-flapping", "major", f"link {label(link)} flaps: {max(changes, downed_increase)} state changes",
                     {"state_changes": changes, "link_downed_increase": downed_increase,
                      "window_s": samples[-1].t_s - samples[0].t_s},
                     [f"link:{link}"],
@@ -295,6 +307,7 @@ def _flapping(spec: FabricSpec, telemetry: Sequence[TelemetrySample]) -> list[Fi
 
 def _telemetry_errors(spec: FabricSpec, telemetry: Sequence[TelemetrySample], thresholds: Mapping[str, int | None]) -> list[Finding]:
     """Counters that grew by more than their threshold over the telemetry window."""
+    label = _link_labels(spec)
     findings = []
     for link, samples in sorted(_by_link(spec, telemetry).items()):
         first, last = samples[0].counters, samples[-1].counters
@@ -303,7 +316,7 @@ def _telemetry_errors(spec: FabricSpec, telemetry: Sequence[TelemetrySample], th
         if over:
             findings.append(
                 _finding(
-                    "error-counters", "major", f"link {_label(spec, link)}: {', '.join(sorted(over))} growing",
+                    "error-counters", "major", f"link {label(link)}: {', '.join(sorted(over))} growing",
                     {"growth": over, "window_s": samples[-1].t_s - samples[0].t_s},
                     [f"link:{link}"],
                 )
@@ -324,7 +337,7 @@ def _plan_mismatch(report: DiffReport) -> list[Finding]:
         severity = min((member.severity for member in members), key=SEVERITIES.index)
         findings.append(
             _finding(
-                "plan-mismatch", severity, f"{len(members)} {finding_class} finding(s) against the plan, e.g. {members[0].message}",
+                "plan-mismatch", severity, f"{counted(len(members), finding_class + ' finding')} against the plan, e.g. {members[0].message}",
                 {"class": finding_class, "count": len(members), "examples": [member.message for member in members[:10]]},
                 sorted({member.end.node for member in members}),
                 fix=f"{_FIXES['plan-mismatch']}; first: {members[0].action}",

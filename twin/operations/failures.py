@@ -30,6 +30,7 @@ from twin.simcore.errors import TwinCoreError
 from twin.simcore.hops import HopClasses, hop_classes
 from twin.simcore.model import FabricSpec
 from twin.simcore.simulate import Simulator
+from twin.simcore.units import counted
 
 __all__ = [
     "FAILURE_KINDS",
@@ -118,7 +119,7 @@ def fail_elements(spec: FabricSpec, element_ids: Sequence[str]) -> tuple[FabricS
         down_links |= {
             position for position, link in enumerate(spec.links) if link.a in failed_switches or link.b in failed_switches
         }
-    return spec.with_links_down(down_links, name=f"{spec.name} minus {len(element_ids)} element(s)"), sorted(down_links)
+    return spec.with_links_down(down_links, name=f"{spec.name} minus {counted(len(element_ids), 'element')}"), sorted(down_links)
 
 
 @dataclass(frozen=True, eq=False)
@@ -340,10 +341,14 @@ def worst_failure(
 def link_impact(spec: FabricSpec, workload: Workload, *, top: int | None = None) -> list[dict[str, Any]]:
     """Every live link ranked by impact = bytes it carries in ``workload`` x cards affected if it fails.
 
-    Cards affected = cards cut off if the link alone fails (it is a bridge
-    of the live graph) plus cards whose workload flows cross it (rerouted).
+    Cards affected: for a bridge of the live graph, the cards its failure cuts
+    off (``cards_cut_off``; a card's only cable: 1); for any other link, the
+    cards whose workload flows cross it and are rerouted (``cards_routed``).
+    Flows over a bridge cannot be rerouted, since each ends on a card cut off,
+    so a bridge's ``cards_routed`` is 0 and its cards are not counted twice.
     Each entry: ``link``, ``a``, ``a_port``, ``b``, ``b_port``, ``bytes``,
-    ``cards_cut_off``, ``cards_routed``, ``impact``; highest impact first.
+    ``cards_cut_off``, ``cards_routed``, ``cards_affected``, ``impact``;
+    highest impact first.
     """
     simulator = _simulator(spec, workload.ranks)
     result = _run(simulator, workload)
@@ -357,12 +362,12 @@ def link_impact(spec: FabricSpec, workload: Workload, *, top: int | None = None)
         if link.state == "down":
             continue
         carried = float(result["link_bytes"][position])
-        affected = cut.get(position, 0) + int(routed[position])
+        cut_off, rerouted = (cut[position], 0) if position in cut else (0, int(routed[position]))
         entries.append(
             {
                 "link": position, "a": link.a, "a_port": link.a_port, "b": link.b, "b_port": link.b_port,
-                "bytes": carried, "cards_cut_off": cut.get(position, 0), "cards_routed": int(routed[position]),
-                "impact": carried * affected,
+                "bytes": carried, "cards_cut_off": cut_off, "cards_routed": rerouted,
+                "cards_affected": cut_off + rerouted, "impact": carried * (cut_off + rerouted),
             }
         )  # fmt: skip
     entries.sort(key=lambda entry: (-entry["impact"], entry["link"]))

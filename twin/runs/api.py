@@ -13,7 +13,7 @@ from twin.fabrics.models import Snapshot
 from twin.operations.exports import placement_csv, slurm_hostfile, slurm_hostlist
 from twin.simulations.models import ReplayPlayback
 from twin.simulations.replays import replay_frame
-from twin.simulations.services import ALGORITHMS, COLLECTIVES, ECMP_MODES, PROTOCOLS, placement_from_result
+from twin.simulations.services import ALGORITHMS, COLLECTIVES, ECMP_MODES, PROTOCOLS, SEARCHED_STRATEGIES, placement_from_result
 
 from .models import Run, RunKind
 from .realtime import run_state_payload
@@ -70,7 +70,7 @@ class JobParams(serializers.Serializer):
 
 class PlacementParams(serializers.Serializer):
     job = JobParams()
-    strategies = serializers.ListField(child=serializers.ChoiceField(("naive", "random", "aware")), default=["naive", "random", "aware"], allow_empty=False)
+    strategies = serializers.ListField(child=serializers.ChoiceField(SEARCHED_STRATEGIES), default=list(SEARCHED_STRATEGIES), allow_empty=False)
     busy_cards = serializers.ListField(child=serializers.CharField(), default=list, help_text="Cards in use by other jobs")
     mapping = serializers.DictField(child=serializers.CharField(), default=dict, help_text="Your own placement: rank -> card id (evaluated as strategy 'user')")
     seed = serializers.IntegerField(default=0)
@@ -103,6 +103,7 @@ class TrainingParams(serializers.Serializer):
     micro_batches = serializers.IntegerField(min_value=1, max_value=1024, default=1, help_text="Each one adds every pipeline send to the trace")
     hidden_size = serializers.IntegerField(min_value=1, default=12288, help_text="Sizes the activations TP and PP move (default: GPT-3 175B's)")
     seq_len = serializers.IntegerField(min_value=1, default=2048)
+    layers = serializers.IntegerField(min_value=1, required=False, help_text="Transformer layers, divisible by pp (default: from model_params and hidden_size, ~12 h^2 parameters a layer)")
 
 
 class ReplayParams(serializers.Serializer):

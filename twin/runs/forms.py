@@ -7,9 +7,26 @@ from django.utils.translation import gettext_lazy as _
 from twin.common.params import TOO_DEEP, json_value_problem
 from twin.simcore.algorithms import COLLECTIVES
 from twin.simcore.errors import TwinCoreError
-from twin.simcore.units import parse_size
+from twin.simcore.units import format_count, parse_count, parse_size
+from twin.simulations.services import SEARCHED_STRATEGIES
 
 __all__ = ("PlacementForm", "FailureForm", "ReplayForm", "WhatIfForm")
+
+
+class ParameterCountField(forms.CharField):
+    """A model's parameter count written as people do (175B, 175e9, 1.5T), shown back as 175B."""
+
+    def prepare_value(self, value):
+        return format_count(value) if isinstance(value, (int, float)) else value
+
+    def to_python(self, value):
+        text = super().to_python(value)
+        if not text:
+            return None
+        try:
+            return parse_count(text)
+        except TwinCoreError as error:
+            raise forms.ValidationError(str(error)) from error
 
 
 class PlacementForm(forms.Form):
@@ -17,7 +34,11 @@ class PlacementForm(forms.Form):
     pp = forms.IntegerField(label="PP", min_value=1, initial=1)
     dp = forms.IntegerField(label="DP", min_value=1, initial=64)
     ep = forms.IntegerField(label="EP", min_value=1, initial=1)
-    model_params = forms.FloatField(label=_("Model parameters"), required=False, min_value=1, help_text=_("e.g. 175e9; empty: the article's 175B"))
+    model_params = ParameterCountField(label=_("Model parameters"), required=False, help_text=_("e.g. 175B or 175e9; empty: the article's 175B"))
+    strategies = forms.MultipleChoiceField(
+        label=_("Strategies"), initial=list(SEARCHED_STRATEGIES), widget=forms.CheckboxSelectMultiple,
+        choices=[("naive", _("naive")), ("random", _("random")), ("aware", _("topology-aware"))],
+    )
     busy_cards = forms.CharField(label=_("Busy cards"), required=False, widget=forms.Textarea(attrs={"rows": 2}), help_text=_("Cards other jobs use, separated by commas or lines"))
     mapping = forms.FileField(label=_("Your own placement (CSV: rank,card)"), required=False)
 
@@ -26,6 +47,7 @@ class PlacementForm(forms.Form):
         busy = [card.strip() for card in data["busy_cards"].replace(",", "\n").splitlines() if card.strip()]
         return {
             "job": {"tp": data["tp"], "pp": data["pp"], "dp": data["dp"], "ep": data["ep"], "model_params": data["model_params"]},
+            "strategies": data["strategies"],
             "busy_cards": busy,
             "mapping": mapping,
         }
@@ -59,10 +81,11 @@ class FailureForm(forms.Form):
 
 class ReplayForm(forms.Form):
     trace = forms.FileField(label=_("Trace file"), required=False, help_text=_("Our trace format, an NCCL debug log (NCCL_DEBUG=INFO) or nccl-tests output. Empty: a generated training step."))
-    model_params = forms.FloatField(label=_("Model parameters"), initial=175e9, min_value=1)
+    model_params = ParameterCountField(label=_("Model parameters"), initial=175e9, help_text=_("e.g. 175B or 175e9"))
     tp = forms.IntegerField(label="TP", min_value=1, initial=16)
     pp = forms.IntegerField(label="PP", min_value=1, initial=1)
     dp = forms.IntegerField(label="DP", min_value=1, initial=64)
+    layers = forms.IntegerField(label=_("Layers"), min_value=1, required=False, help_text=_("Divisible by PP; empty: from the model size"))
     ordering = forms.ChoiceField(label=_("One collective at a time per"), choices=[("communicator", _("communicator")), ("rank", _("rank"))], initial="rank")
 
     def params(self, trace_file_id: int | None) -> dict:
@@ -70,6 +93,8 @@ class ReplayForm(forms.Form):
         if trace_file_id:
             return {"trace_file": trace_file_id, "ordering": data["ordering"]}
         training = {"model_params": data["model_params"], "tp": data["tp"], "pp": data["pp"], "dp": data["dp"], "hidden_size": 12288, "seq_len": 2048}
+        if data["layers"]:
+            training["layers"] = data["layers"]
         return {"training": training, "ordering": data["ordering"]}
 
 

@@ -94,7 +94,7 @@ def run_execute(*, run_id: int) -> None:
         return
     try:
         output = RUN_HANDLERS[run.kind](run, ProgressReporter(run_id))
-    except TwinCoreError as exc:  # the core says why it cannot do what was asked
+    except (TwinCoreError, ApplicationError) as exc:  # the core or a service says why it cannot do what was asked
         run_finish(run_id=run_id, status=RunStatus.FAILED, error=str(exc))
         return
     except Exception as exc:  # noqa: BLE001 - the failure is recorded on the run for the user

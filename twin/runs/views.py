@@ -1,6 +1,7 @@
 """Run pages, and the forms on a fabric page that start placement and failure runs."""
 from django.contrib import messages
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
 from twin.accounts.decorators import role_required
@@ -21,7 +22,13 @@ from .services import run_create
 __all__ = ("run_list_page", "run_page", "placement_start", "failures_start", "replay_start", "whatif_start")
 
 RUNS_PER_PAGE = 30
-RUN_SORTS = {"newest": "-created_at", "oldest": "created_at", "kind": "kind", "status": "status", "fabric": "snapshot__fabric__name"}
+RUN_SORTS = {  # value in the URL -> (label, ordering)
+    "newest": (gettext_lazy("Newest first"), "-created_at"),
+    "oldest": (gettext_lazy("Oldest first"), "created_at"),
+    "kind": (gettext_lazy("Kind"), "kind"),
+    "status": (gettext_lazy("Status"), "status"),
+    "fabric": (gettext_lazy("Fabric (A-Z)"), "snapshot__fabric__name"),
+}
 
 
 def run_list_page(request):
@@ -35,11 +42,12 @@ def run_list_page(request):
     if fabric:
         runs = runs.filter(snapshot__fabric__name__icontains=fabric)
     sort = request.GET.get("sort", "newest")
-    runs = runs.order_by(RUN_SORTS.get(sort, "-created_at"), "-id")
+    runs = runs.order_by(RUN_SORTS.get(sort, RUN_SORTS["newest"])[1], "-id")
     page, query = paged(request, runs, RUNS_PER_PAGE)
     return render(request, "runs/run_list.html", {
         "page": page, "query": query, "kinds": RunKind.choices, "statuses": RunStatus.choices,
-        "kind": kind, "status": status, "fabric": fabric, "sort": sort, "sorts": list(RUN_SORTS),
+        "kind": kind, "status": status, "fabric": fabric, "sort": sort,
+        "sorts": [(value, label) for value, (label, _ordering) in RUN_SORTS.items()],
     })
 
 

@@ -41,6 +41,7 @@ import numpy as np
 
 from twin.simcore.errors import FabricError
 from twin.simcore.model import FabricSpec, LinkSpec, NodeSpec
+from twin.simcore.units import counted
 
 __all__ = [
     "DEFAULT_ERROR_THRESHOLDS",
@@ -844,7 +845,7 @@ class _Diff:
         # A card or NIC is listed under the first switch port it is (to be) cabled to.
         peer = None if ref.is_switch else next((far for _, far in links if far.is_switch), None)
         described = f"{node.kind} {ref.name}" + (f" ({node_id})" if node_id != ref.name else "")
-        cabling = f"{len(links)} link(s)"
+        cabling = counted(len(links), "link")
         if links:
             cabling += ": " + ", ".join(f"{port} to {far.label()}" for port, far in links)
         if finding_class == "MISSING":

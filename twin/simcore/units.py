@@ -1,4 +1,5 @@
-"""Reading sizes the way people write them: 342MB, 1 GiB, 4k, 1e9."""
+"""Quantities the way people write them: sizes (342MB, 1 GiB, 4k, 1e9), counts (175B) and
+counted things (1 link, 1,024 cards)."""
 
 from __future__ import annotations
 
@@ -6,13 +7,16 @@ import re
 
 from twin.simcore.errors import TwinCoreError
 
-__all__ = ["parse_size"]
+__all__ = ["parse_size", "parse_count", "format_count", "counted", "counted_list"]
 
 _UNITS = {
     "": 1, "b": 1,
     "k": 1e3, "kb": 1e3, "m": 1e6, "mb": 1e6, "g": 1e9, "gb": 1e9, "t": 1e12, "tb": 1e12,
     "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40,
 }
+_IRREGULAR_PLURALS = {"switch": "switches", "leaf": "leaves"}
+# Counts (a model's parameters) as people write them: 175B is 175 billion, not bytes.
+_COUNT_UNITS = {"": 1, "k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12}
 _SIZE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?)\s*([a-z]*)\s*$", re.IGNORECASE)
 
 
@@ -30,3 +34,49 @@ def parse_size(text: str) -> float:
     if value <= 0:
         raise TwinCoreError(f"size {text!r} must be positive")
     return value
+
+
+def parse_count(text: str) -> float:
+    """A count in ``text``, with an optional k, M, B (billion) or T suffix or an exponent.
+
+    >>> parse_count("175B"), parse_count("175e9"), parse_count("1.5T"), parse_count("7000")
+    (175000000000.0, 175000000000.0, 1500000000000.0, 7000.0)
+    """
+    match = _SIZE.match(text)
+    if not match or match.group(2).lower() not in _COUNT_UNITS:
+        raise TwinCoreError(f"cannot read count {text!r}; expected a number like 175B, 175e9 or 7000 (suffixes k, M, B, T)")
+    value = float(match.group(1)) * _COUNT_UNITS[match.group(2).lower()]
+    if value < 1:
+        raise TwinCoreError(f"count {text!r} must be at least 1")
+    return value
+
+
+def format_count(value: float) -> str:
+    """The shortest of ``parse_count``'s spellings that reads back exactly.
+
+    >>> format_count(175e9), format_count(1.5e12), format_count(7000), format_count(1234567)
+    ('175B', '1.5T', '7k', '1234567')
+    """
+    for suffix, scale in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("k", 1e3)):
+        scaled = value / scale
+        if scaled >= 1 and float(f"{scaled:g}") * scale == value:
+            return f"{scaled:g}{suffix}"
+    return str(int(value)) if value == int(value) else str(value)
+
+
+def counted(count: int, noun: str) -> str:
+    """The count with its thousands separated and the noun in the number it needs.
+
+    >>> counted(1, "link"), counted(1024, "card"), counted(176, "switch"), counted(0, "leaf")
+    ('1 link', '1,024 cards', '176 switches', '0 leaves')
+    """
+    return f"{count:,} {noun if count == 1 else _IRREGULAR_PLURALS.get(noun, noun + 's')}"
+
+
+def counted_list(counts: dict[str, int]) -> str:
+    """Several counts in one phrase, zero counts left out.
+
+    >>> counted_list({"card": 1024, "nic": 0, "switch": 176})
+    '1,024 cards, 176 switches'
+    """
+    return ", ".join(counted(count, noun) for noun, count in counts.items() if count)

@@ -16,6 +16,7 @@ from twin.operations.failures import (
 from twin.runs.fanout import CellPlan, FanOutKind, register_fanout
 from twin.runs.handlers import RunOutput
 from twin.runs.models import Run, RunKind
+from twin.simcore.units import counted
 
 __all__ = ("FAILURE_CHUNK", "MAX_FAILURE_CELLS")
 
@@ -32,7 +33,7 @@ def plan_failures(run: Run) -> list[CellPlan]:
     elements = run.params.get("elements") or []
     if elements:
         fail_elements(spec, elements)  # raises FailureError naming unknown elements, before any task
-        return [CellPlan(key="together", params={"elements": elements}, label=f"{len(elements)} element(s) together")]
+        return [CellPlan(key="together", params={"elements": elements}, label=f"{counted(len(elements), 'element')} together")]
     kind = run.params["worst"]
     candidates = failure_candidates(spec, kind)
     if not candidates:

@@ -29,6 +29,7 @@ from twin.traces import (
     parse_trace_csv,
     parse_trace_jsonl,
     training_step,
+    training_step_problems,
 )
 
 from .models import ReplayPlayback, TelemetryState, TraceFile
@@ -79,13 +80,18 @@ def trace_file_create(*, fabric: Fabric, source: SourceFile, user=None) -> Trace
 
 def replay_check(*, snapshot: Snapshot, params: dict) -> TraceFile | None:
     """Refuse, when the run is submitted, a replay its worker could not do: a trace of another
-    fabric, or a training step on more ranks than the snapshot has cards. Returns the trace file."""
+    fabric, a training step on more ranks than the snapshot has cards, or training parameters
+    that make no step (every reason, e.g. layers that do not split into the pipeline stages).
+    Returns the trace file."""
     if params.get("trace_file"):
         trace_file = TraceFile.objects.filter(pk=params["trace_file"], fabric_id=snapshot.fabric_id).first()
         if trace_file is None:
             raise ApplicationError(f"Trace {params['trace_file']} is not a trace of {snapshot.fabric.name}.")
         return trace_file
     job_fits_check(snapshot=snapshot, job=params["training"])
+    problems = training_step_problems(**params["training"])
+    if problems:
+        raise ApplicationError("Cannot replay this training step: " + "; ".join(problems) + ".", extra={"problems": problems})
     return None
 
 

@@ -14,10 +14,12 @@ from twin.simcore.simulate import simulate
 from twin.simcore.transport import PROTOCOLS
 
 __all__ = (
-    "COLLECTIVES", "ALGORITHMS", "ECMP_MODES", "PROTOCOLS", "STRATEGIES", "collective_simulate", "fabric_calibrate",
+    "COLLECTIVES", "ALGORITHMS", "ECMP_MODES", "PROTOCOLS", "STRATEGIES", "SEARCHED_STRATEGIES", "collective_simulate", "fabric_calibrate",
     "job_from_params", "job_fits_check", "placement_check", "placement_compare", "placement_from_result", "fabric_diagnose",
 )
 
+# The strategies that place a job themselves; "user" is an uploaded placement, evaluated alongside.
+SEARCHED_STRATEGIES = tuple(strategy for strategy in STRATEGIES if strategy != "user")
 JOB_FIELDS = ("tp", "pp", "dp", "ep", "model_params", "bytes_per_param", "hidden_size", "seq_len", "layers", "micro_batches", "micro_batch_size", "group_bytes")
 
 
@@ -98,7 +100,7 @@ def placement_check(*, snapshot: Snapshot, params: dict) -> None:
     job_fits_check(snapshot=snapshot, job=params["job"])
 
 
-def placement_compare(*, snapshot: Snapshot, job: Job, strategies=("naive", "random", "aware"), busy_cards=(), mapping: dict | None = None, seed: int = 0, ecmp: str = "hash") -> dict:
+def placement_compare(*, snapshot: Snapshot, job: Job, strategies=SEARCHED_STRATEGIES, busy_cards=(), mapping: dict | None = None, seed: int = 0, ecmp: str = "hash") -> dict:
     """Each strategy's placement of `job` on the snapshot's free cards, evaluated by the core."""
     spec = snapshot_spec_get(snapshot_id=snapshot.pk)
     busy = set(busy_cards)

@@ -34,7 +34,7 @@ from twin.traces.ourformat import (
     parse_trace_csv,
     parse_trace_jsonl,
 )
-from twin.traces.training import training_step
+from twin.traces.training import training_step, training_step_problems
 
 __all__ = [
     "DTYPE_SIZES",
@@ -65,4 +65,5 @@ __all__ = [
     "trace_from_dict",
     "trace_to_dict",
     "training_step",
+    "training_step_problems",
 ]

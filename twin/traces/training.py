@@ -29,10 +29,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
+from twin.simcore.units import format_count
 from twin.traces.errors import TraceError
 from twin.traces.model import CollectiveEvent, Event, FlowEvent, RankBinding, Trace
 
-__all__ = ["DEFAULT_SPACING_S", "PARAMS_PER_LAYER_PER_HIDDEN2", "training_step"]
+__all__ = ["DEFAULT_SPACING_S", "PARAMS_PER_LAYER_PER_HIDDEN2", "training_step", "training_step_problems"]
 
 DEFAULT_SPACING_S = 1e-4
 """Seconds per schedule slot (one layer collective or one pipeline transfer)."""
@@ -72,18 +73,19 @@ def training_step(
     >>> step.attrs["dp_gradient_bytes_total"], step.attrs["dp_shard_bytes_per_rank"]
     (350000000000, 341796875)
     """
-    world = tp * pp * dp if min(tp, pp, dp) > 0 else 0
-    problems = _argument_problems(
-        model_params=model_params, tp=tp, pp=pp, dp=dp, ep=ep, micro_batches=micro_batches,
-        bytes_per_param=bytes_per_param, placement=placement, hidden_size=hidden_size, seq_len=seq_len,
-        micro_batch_size=micro_batch_size, layers=layers, spacing_s=spacing_s, world=world,
+    problems = training_step_problems(
+        model_params=model_params, tp=tp, pp=pp, dp=dp, ep=ep, micro_batches=micro_batches, bytes_per_param=bytes_per_param,
+        hidden_size=hidden_size, seq_len=seq_len, micro_batch_size=micro_batch_size, layers=layers, spacing_s=spacing_s,
     )  # fmt: skip
-    if layers is None and hidden_size:
-        layers = max(1, round(model_params / (PARAMS_PER_LAYER_PER_HIDDEN2 * hidden_size**2)))
-    if layers is not None and layers % pp:
-        problems.append(f"{layers} layers do not split into {pp} pipeline stages; expected layers divisible by pp")
+    if all(type(value) is int and value > 0 for value in (tp, pp, dp)):
+        world = tp * pp * dp
+        if len(placement) != world:
+            problems.append(f"placement lists {len(placement)} cards; expected tp x pp x dp = {world}")
+        if len(set(placement)) != len(placement):
+            problems.append("placement lists a card twice; expected one card per rank")
     if problems:
         raise TraceError("cannot generate the training step", problems)
+    layers = _layers(model_params, hidden_size, layers)
     layout = _Layout(tp, pp, dp, ep)
     activation_bytes = micro_batch_size * (seq_len or 0) * (hidden_size or 0) * bytes_per_param
     dp_bytes = round(model_params / (tp * pp)) * bytes_per_param
@@ -109,31 +111,55 @@ def training_step(
     return trace
 
 
-def _argument_problems(*, world: int, placement: Sequence[str], **values) -> list[str]:
-    problems = [
-        f"{name} {values[name]!r}; expected a positive integer"
-        for name in ("tp", "pp", "dp", "ep", "micro_batches", "bytes_per_param", "micro_batch_size")
-        if type(values[name]) is not int or values[name] < 1
-    ]
-    for name in ("hidden_size", "seq_len", "layers"):
-        if values[name] is not None and (type(values[name]) is not int or values[name] < 1):
-            problems.append(f"{name} {values[name]!r}; expected a positive integer or None")
+def training_step_problems(
+    *,
+    model_params: float,
+    tp: int,
+    pp: int = 1,
+    dp: int,
+    ep: int = 1,
+    micro_batches: int = 1,
+    bytes_per_param: int = 2,
+    hidden_size: int | None = None,
+    seq_len: int | None = None,
+    micro_batch_size: int = 1,
+    layers: int | None = None,
+    spacing_s: float = DEFAULT_SPACING_S,
+) -> list[str]:
+    """Why ``training_step`` would refuse these arguments (the placement aside), each a sentence
+    saying what was expected; empty when it would not. Cheap: callers check before queueing work.
+
+    >>> training_step_problems(model_params=175e9, tp=16, pp=4, dp=16, hidden_size=12288, seq_len=2048)
+    ['97 layers (from 175B parameters at hidden size 12288) do not split into 4 pipeline stages; expected layers divisible by pp (give layers, e.g. 96)']
+    """
+    values = {"tp": tp, "pp": pp, "dp": dp, "ep": ep, "micro_batches": micro_batches, "bytes_per_param": bytes_per_param, "micro_batch_size": micro_batch_size}
+    problems = [f"{name} {value!r}; expected a positive integer" for name, value in values.items() if type(value) is not int or value < 1]
+    for name, value in (("hidden_size", hidden_size), ("seq_len", seq_len), ("layers", layers)):
+        if value is not None and (type(value) is not int or value < 1):
+            problems.append(f"{name} {value!r}; expected a positive integer or None")
     if problems:
         return problems
-    if not (isinstance(values["model_params"], (int, float)) and values["model_params"] >= 1):
-        problems.append(f"model_params {values['model_params']!r}; expected a positive number of parameters")
-    if not (isinstance(values["spacing_s"], (int, float)) and values["spacing_s"] > 0):
-        problems.append(f"spacing_s {values['spacing_s']!r}; expected a positive number of seconds")
-    if values["dp"] % values["ep"]:
-        problems.append(f"ep {values['ep']} does not divide dp {values['dp']}; expected expert groups carved out of the DP replicas")
-    if len(placement) != world:
-        problems.append(f"placement lists {len(placement)} cards; expected tp x pp x dp = {world}")
-    if len(set(placement)) != len(placement):
-        problems.append("placement lists a card twice; expected one card per rank")
-    needs_activations = max(values["tp"], values["pp"], values["ep"]) > 1
-    if needs_activations and (values["hidden_size"] is None or values["seq_len"] is None):
+    if not (isinstance(model_params, (int, float)) and model_params >= 1):
+        return [f"model_params {model_params!r}; expected a positive number of parameters"]
+    if not (isinstance(spacing_s, (int, float)) and spacing_s > 0):
+        problems.append(f"spacing_s {spacing_s!r}; expected a positive number of seconds")
+    if dp % ep:
+        problems.append(f"ep {ep} does not divide dp {dp}; expected expert groups carved out of the DP replicas")
+    if max(tp, pp, ep) > 1 and (hidden_size is None or seq_len is None):
         problems.append("tp, pp or ep above 1 moves activations; expected hidden_size and seq_len to size them")
+    split = _layers(model_params, hidden_size, layers)
+    if split is not None and split % pp:
+        given = f"{split} layers" if layers is not None else f"{split} layers (from {format_count(model_params)} parameters at hidden size {hidden_size})"
+        nearest = max(pp, split - split % pp)
+        problems.append(f"{given} do not split into {pp} pipeline stages; expected layers divisible by pp (give layers, e.g. {nearest})")
     return problems
+
+
+def _layers(model_params: float, hidden_size: int | None, layers: int | None) -> int | None:
+    """The given layer count, else the one the model size implies (~12 h^2 parameters a layer)."""
+    if layers is None and hidden_size:
+        return max(1, round(model_params / (PARAMS_PER_LAYER_PER_HIDDEN2 * hidden_size**2)))
+    return layers
 
 
 class _Layout:

@@ -7,6 +7,7 @@
 
 import { addElement } from "./failurePick";
 import { element } from "../dom";
+import type { NumberFormatters } from "../format";
 import { describeRequestError, type JsonClient } from "../http";
 import type { Translate } from "../i18n";
 import { detailsFromModel, parseNodeDetails, renderDetails } from "./details";
@@ -47,6 +48,7 @@ import { sceneToSvg } from "./svgExport";
 export interface TopologyMapContext {
   readonly doc: Document;
   readonly t: Translate;
+  readonly numbers: NumberFormatters;
   readonly http: JsonClient;
 }
 
@@ -169,7 +171,7 @@ export function mountTopologyMap(host: HTMLElement, context: TopologyMapContext)
 }
 
 function showMap(host: HTMLElement, stage: HTMLElement, model: MapModel, context: TopologyMapContext): TopologyMap {
-  const { doc, t, http } = context;
+  const { doc, t, numbers, http } = context;
   const urls = {
     search: host.dataset["searchUrl"] ?? "",
     node: host.dataset["nodeUrl"] ?? "",
@@ -293,7 +295,7 @@ function showMap(host: HTMLElement, stage: HTMLElement, model: MapModel, context
       }
     }
     view.show(styled, scene.frames, closed);
-    drawnInfo.textContent = t("map.status.drawn", { nodes: scene.counts.nodes, links: scene.counts.edges });
+    drawnInfo.textContent = t("map.status.drawn", { nodes: numbers.integer(scene.counts.nodes), links: numbers.integer(scene.counts.edges) });
     host.dataset["drawn"] = String(scene.counts.total);
   };
   let lodTimer: ReturnType<typeof setTimeout> | undefined;
@@ -718,7 +720,7 @@ function showMap(host: HTMLElement, stage: HTMLElement, model: MapModel, context
         overlays.nodeDiff = arrays.nodeDiff;
         diffPresent = arrays.present;
         linkOverlay = "diff";
-        status.textContent = t("map.overlay.diffCount", { count: findings.length });
+        status.textContent = findings.length === 1 ? t("map.overlay.diffCountOne") : t("map.overlay.diffCount", { count: numbers.integer(findings.length) });
         host.dataset["diffFindings"] = String(findings.length);
         renderOverlayChoices();
         renderLegend();

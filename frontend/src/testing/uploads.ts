@@ -15,7 +15,7 @@ export function storedResponse(summary: Record<string, unknown> = {}): Record<st
       links_by_state: { down: 1, up: 10 },
       links_by_speed: { "200 Gb/s": 1, "400 Gb/s": 10 },
       links_by_domain: { "scale-out": 11 },
-      warnings: ["1 link(s) down"],
+      warnings: ["1 link down"],
       ...summary,
     },
   };

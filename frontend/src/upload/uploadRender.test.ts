@@ -39,7 +39,7 @@ describe("renderStored", () => {
       "11 (down: 1, up: 10)",
       "1 × 200 Gb/s, 10 × 400 Gb/s",
     ]);
-    expect(texts(view, "ul.warnings li")).toEqual(["1 link(s) down"]);
+    expect(texts(view, "ul.warnings li")).toEqual(["1 link down"]);
     const open = view.querySelector<HTMLAnchorElement>("a#upload-open");
     expect(open?.getAttribute("href")).toBe("/fabrics/3/?snapshot=9");
     expect(open?.className).toBe("btn btn-primary");

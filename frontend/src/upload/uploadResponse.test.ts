@@ -24,7 +24,7 @@ describe("parseStoredUpload", () => {
           ["200 Gb/s", 1],
           ["400 Gb/s", 10],
         ],
-        warnings: ["1 link(s) down"],
+        warnings: ["1 link down"],
       },
     });
   });

@@ -38,8 +38,9 @@ def export_ibnetdiscover(spec: FabricSpec) -> str:
     """The fabric as ``ibnetdiscover`` default output: switches, then channel adapters.
 
     Switches become ``Switch`` blocks; cards, NICs and aggregation nodes ``Ca``
-    blocks. Host nodes, down links (ibnetdiscover prints live ports only) and
-    links touching a host node are left out. GUIDs: the node's own for an
+    blocks. Left out: host nodes, down links (ibnetdiscover prints live ports only),
+    links touching a host node, links of another ``medium`` than InfiniBand (PCIe,
+    NVLink, Ethernet) and the nodes only those reach (a discovery's inferred cards). GUIDs: the node's own for an
     ``ib:<guid>`` id or a ``guid`` attribute, else derived from the id
     (blake2b, 64 bits), so the same fabric always gives the same dump. Width and
     speed: the link's ``width``/``speed`` attrs when they give its bandwidth,
@@ -51,10 +52,16 @@ def export_ibnetdiscover(spec: FabricSpec) -> str:
     printed: a non-numeric port, a bandwidth no width x speed gives, two nodes
     with one GUID.
     """
-    nodes = [node for node in spec.nodes if node.kind == "switch" or node.kind in _CHANNEL_ADAPTER_KINDS]
+    # ibnetdiscover sees the InfiniBand fabric only: links of another medium (PCIe, NVLink,
+    # Ethernet) are left out, and so are the nodes reached only through them, such as the cards
+    # a discovery's HCAs stand for (reading the dump back infers them again).
+    ib_links = [link for link in spec.links if link.attrs.get("medium", "ib") == "ib"]
+    on_ib = {end for link in ib_links for end in (link.a, link.b)}
+    behind = {end for link in spec.links if link.attrs.get("medium", "ib") != "ib" for end in (link.a, link.b)} - on_ib
+    nodes = [node for node in spec.nodes if (node.kind == "switch" or node.kind in _CHANNEL_ADAPTER_KINDS) and node.id not in behind]
     by_id = {node.id: node for node in nodes}
     guids = _guids(nodes)
-    live = [link for link in spec.links if link.state != "down" and link.a in by_id and link.b in by_id]
+    live = [link for link in ib_links if link.state != "down" and link.a in by_id and link.b in by_id]
     widths_speeds = _widths_and_speeds(live)
     lids = _lids(nodes)
     descriptions = _descriptions(nodes)

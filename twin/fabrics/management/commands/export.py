@@ -1,13 +1,13 @@
-"""Write a snapshot out as canonical twin-fabric JSON or GraphML."""
-from django.core.management.base import BaseCommand
+"""Write a snapshot out as canonical twin-fabric JSON, GraphML or ibnetdiscover output."""
+from django.core.management.base import BaseCommand, CommandError
 
+from twin.common.errors import ApplicationError
 from twin.fabrics.cli import fabric_snapshot
-from twin.fabrics.exports import EXPORT_FORMATS
-from twin.fabrics.selectors import snapshot_spec_get
+from twin.fabrics.exports import EXPORT_FORMATS, snapshot_export
 
 
 class Command(BaseCommand):
-    help = "Print a fabric's snapshot (the latest discovered one by default) as json or graphml."
+    help = "Print a fabric's snapshot (the latest discovered one by default) as json, graphml or ibnetdiscover."
 
     def add_arguments(self, parser):
         parser.add_argument("--fabric", required=True)
@@ -17,8 +17,10 @@ class Command(BaseCommand):
 
     def handle(self, *args, fabric, snapshot, fmt, output, **options):
         _, chosen = fabric_snapshot(fabric, snapshot)
-        _, _, export = EXPORT_FORMATS[fmt]
-        text = export(snapshot_spec_get(snapshot_id=chosen.pk))
+        try:
+            text = snapshot_export(snapshot_id=chosen.pk, fmt=fmt)
+        except ApplicationError as error:
+            raise CommandError(error.message) from error
         if output:
             with open(output, "w", encoding="utf-8") as stream:
                 stream.write(text)

@@ -8,6 +8,7 @@ from twin.fabrics.services import snapshot_create
 from twin.ingest import export_canonical
 from twin.simcore.errors import TwinCoreError
 from twin.simcore.generate import fat_tree, rail_optimised, supernode_cluster
+from twin.simcore.units import counted, counted_list
 
 DESIGNS = ("fat-tree", "rail", "supernodes")
 
@@ -59,6 +60,5 @@ class Command(BaseCommand):
         if as_json:
             self.stdout.write(json.dumps(summary, indent=2))
         else:
-            kinds = ", ".join(f"{count} {kind}" for kind, count in snapshot.summary["nodes_by_kind"].items())
-            tiers_text = ", ".join(f"{count} {tier}" for tier, count in snapshot.summary["switches_by_tier"].items())
-            self.stdout.write(self.style.SUCCESS(f"{name} v{snapshot.version} ({design}): {kinds} ({tiers_text}); {snapshot.link_count} links"))
+            kinds, tiers = counted_list(snapshot.summary["nodes_by_kind"]), counted_list(snapshot.summary["switches_by_tier"])
+            self.stdout.write(self.style.SUCCESS(f"{name} v{snapshot.version} ({design}): {kinds} ({tiers}); {counted(snapshot.link_count, 'link')}"))

@@ -10,6 +10,7 @@ from twin.ingest import ParseOptions
 from twin.ingest.options import SCALE_UP_RULES, pattern_problem
 from twin.fabrics.models import SnapshotRole
 from twin.fabrics.services import SourceFile, UploadRejected, snapshot_import, source_files_expanded
+from twin.simcore.units import counted, counted_list
 
 
 # Where the cards came from, as the summary keys them (formats, and "hca" for compute HCAs).
@@ -74,15 +75,15 @@ class Command(BaseCommand):
                 "completion": summary.get("completion"),
             }, indent=2))
             return
-        kinds = ", ".join(f"{count} {kind}" for kind, count in summary["nodes_by_kind"].items())
-        self.stdout.write(self.style.SUCCESS(f"{snapshot.fabric.name} v{snapshot.version} ({snapshot.get_role_display().lower()}, {snapshot.source_format}): {kinds}; {summary['links']} links"))
+        kinds = counted_list(summary["nodes_by_kind"])
+        self.stdout.write(self.style.SUCCESS(f"{snapshot.fabric.name} v{snapshot.version} ({snapshot.get_role_display().lower()}, {snapshot.source_format}): {kinds}; {counted(summary['links'], 'link')}"))
         completion = summary.get("completion") or {}
         sources = (completion.get("cards") or {}).get("sources") or {}
         if sources:
             self.stdout.write("  cards from: " + ", ".join(f"{count:,} {CARD_SOURCE_NAMES.get(source, source)}" for source, count in sources.items()))
         if (completion.get("scale_up") or {}).get("hosts"):
-            self.stdout.write(f"  scale-up completed on {completion['scale_up']['hosts']:,} host(s): " + "; ".join(completion["scale_up"]["generations"]))
+            self.stdout.write(f"  scale-up completed on {counted(completion['scale_up']['hosts'], 'host')}: " + "; ".join(completion["scale_up"]["generations"]))
         if (completion.get("in_switch_reduction") or {}).get("switches"):
-            self.stdout.write(f"  in-switch reduction (SHARP) on {completion['in_switch_reduction']['switches']:,} switch(es)")
+            self.stdout.write(f"  in-switch reduction (SHARP) on {counted(completion['in_switch_reduction']['switches'], 'switch')}")
         for warning in summary["warnings"]:
             self.stdout.write(self.style.WARNING(f"  warning: {warning}"))

@@ -7,6 +7,7 @@ from twin.fabrics.models import Fabric
 from twin.fabrics.services import snapshot_create
 from twin.ingest import export_canonical
 from twin.simcore.generate import supernode
+from twin.simcore.units import counted
 
 DEMO_NAME = "demo-supernode"
 
@@ -31,6 +32,6 @@ class Command(BaseCommand):
             checksum=hashlib.sha256(export_canonical(spec).encode()).hexdigest(),
         )
         self.stdout.write(self.style.SUCCESS(
-            f"Loaded {name!r} v{snapshot.version}: {snapshot.card_count} cards, "
-            f"{snapshot.switch_count} switches, {snapshot.link_count} links."
+            f"Loaded {name!r} v{snapshot.version}: {counted(snapshot.card_count, 'card')}, "
+            f"{counted(snapshot.switch_count, 'switch')}, {counted(snapshot.link_count, 'link')}."
         ))

@@ -3,6 +3,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from twin.common.cli import parameter_count
 from twin.fabrics.cli import fabric_snapshot
 from twin.simcore.errors import TwinCoreError
 from twin.simulations.services import job_from_params, placement_compare
@@ -17,7 +18,7 @@ class Command(BaseCommand):
         parser.add_argument("--pp", type=int, default=1)
         parser.add_argument("--dp", type=int, required=True)
         parser.add_argument("--ep", type=int, default=1)
-        parser.add_argument("--model-params", type=float, help="Model size in parameters, e.g. 175e9 (default: the article's 175B)")
+        parser.add_argument("--model-params", type=parameter_count, help="Model size in parameters, e.g. 175B or 175e9 (default: the article's 175B)")
         parser.add_argument("--busy", default="", help="Comma-separated cards in use by other jobs")
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--json", action="store_true", dest="as_json")

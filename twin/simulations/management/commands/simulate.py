@@ -42,7 +42,7 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(summary, indent=2))
             return
         self.stdout.write(
-            f"{collective} of {result['size_bytes'] / 1e6:,.1f} MB on {result['ranks']} ranks of {found.name} v{chosen.version}: "
+            f"{collective} of {result['size_bytes'] / 1e6:,.1f} MB on {result['ranks']:,} ranks of {found.name} v{chosen.version}: "
             f"{result['algorithm']} ({result['protocol']}), {result['time_s'] * 1e3:.3f} ms, algbw {result['algbw_GBps']:.1f} GB/s, "
             f"busbw {result['busbw_GBps']:.1f} GB/s ({result['bound']}-bound)"
         )

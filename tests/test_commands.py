@@ -1,0 +1,68 @@
+"""Every management command of the twin answers --help and does its job once, on a small fabric.
+A command added without an invocation here fails test_every_command_is_invoked."""
+import re
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command, get_commands
+
+from twin.accounts.models import Role
+from twin.fabrics.models import Fabric
+
+pytestmark = pytest.mark.django_db
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = Path(__file__).parent / "data"
+TWIN_COMMANDS = sorted(path.stem for path in ROOT.glob("twin/*/management/commands/*.py") if path.stem != "__init__")
+
+# name -> (arguments, a pattern its output matches); {out} is a scratch directory.
+INVOCATIONS = {
+    "api_token": (["operator-user"], r"^[0-9a-f]{40}$"),
+    "export": (["--fabric", "small", "--format", "ibnetdiscover"], r'^Switch\t16 "S-[0-9a-f]{16}"'),
+    "generate-fabric": (["--name", "generated", "--cards", "64", "--radix", "16"], r"generated v1 \(fat-tree\): 64 cards, 12 switches \(8 leaves, 4 spines\); 128 links"),
+    "hop_stats": (["--fabric", "small", "--snapshot", "1"], r"card pairs 2,016, mean hops"),
+    "ingest": ([str(DATA / "ib" / "ibnetdiscover_2leaf_1spine_8hca.txt"), "--fabric", "lab"], r"lab v1"),
+    "journal-import": ([str(DATA / "traces" / "nccl-tests_all_reduce_perf_8gpu_classic.txt"), "--fabric", "small"], r"allreduce"),
+    "load_demo": (["--cards", "64", "--name", "demo-small"], r"demo-small"),
+    "place": (["--fabric", "small", "--tp", "8", "--dp", "2", "--model-params", "7B"], r"aware"),
+    "simulate": (["--fabric", "small", "--bytes", "1MB"], r"busbw"),
+    "whatif": (["--fabric", "small", "--stages", "2", "--alternatives", "one-supernode", "--collectives", "allreduce", "--sizes", "1048576", "--out", "{out}"], r"one-supernode\s+2x\s+128 cards"),
+}
+# Commands whose real invocation another test makes.
+INVOKED_ELSEWHERE = {
+    "bootstrap": "test_bootstrap_makes_an_admin_and_collects_static_files below (it prints nothing when given the password)",
+    "serve": "tests/test_stack_embedded.py starts it for real: Redis, the web server and a worker",
+}
+
+
+def test_every_command_is_invoked():
+    assert TWIN_COMMANDS and sorted([*INVOCATIONS, *INVOKED_ELSEWHERE]) == TWIN_COMMANDS
+    assert all(get_commands().get(name, "").startswith("twin.") for name in TWIN_COMMANDS)
+
+
+@pytest.mark.parametrize("name", TWIN_COMMANDS)
+def test_help(name, capsys):
+    with pytest.raises(SystemExit) as exited:
+        call_command(name, "--help")
+    assert exited.value.code == 0
+    assert f" {name} [-h]" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", sorted(INVOCATIONS))
+def test_invocation(name, small_snapshot, make_user, tmp_path, capsys):
+    make_user(Role.OPERATOR)
+    arguments, expected = INVOCATIONS[name]
+    call_command(name, *[argument.format(out=tmp_path / "out") for argument in arguments])
+    output = capsys.readouterr().out
+    assert re.search(expected, output, re.MULTILINE), output[:2000]
+
+
+def test_bootstrap_makes_an_admin_and_collects_static_files(small_snapshot, tmp_path, settings, monkeypatch):
+    from twin.accounts.models import User
+
+    settings.STATIC_ROOT = tmp_path / "static"
+    monkeypatch.setenv("TWIN_ADMIN_PASSWORD", "a-long-admin-password-8")
+    call_command("bootstrap", "--no-demo")
+    assert User.objects.get(username="admin").check_password("a-long-admin-password-8")
+    assert (tmp_path / "static" / "frontend" / "app.js").exists()
+    assert list(Fabric.objects.values_list("name", flat=True)) == ["small"]
