@@ -389,7 +389,9 @@ def route(
         pair_keys = at.astype(np.int64) * group_count + group
         unique_pairs, pair_of = np.unique(pair_keys, return_inverse=True)
         pair_node, pair_group = np.divmod(unique_pairs, group_count)
-        candidates = compiled.out_arcs[pair_node]
+        # Flows start on cards, where the next hops can only be uplinks (a path never crosses a
+        # card): a card's few instead of the widest switch's out arcs.
+        candidates = (compiled.card_uplinks if hop == 0 else compiled.out_arcs)[pair_node]
         safe = np.maximum(candidates, 0)
         heads = compiled.arc_head[safe]
         valid = (
@@ -404,13 +406,15 @@ def route(
                 < 1e-9
             )
         )
-        order = np.argsort(~valid, axis=1, kind="stable")
-        candidates = np.take_along_axis(candidates, order, axis=1)
-        pair_counts = valid.sum(axis=1)
+        # The valid next arcs of each pair, in out-arc order, one pair after the other.
+        valid_pairs, valid_slots = np.nonzero(valid)
+        pair_counts = np.bincount(valid_pairs, minlength=len(unique_pairs))
+        pair_starts = np.cumsum(pair_counts) - pair_counts
         chosen_flows, (entry, slot), chosen_mass = _choose(
             flows, mass, pair_counts[pair_of], hop, mode, seed, keys, targets, divisor
         )
-        arcs = candidates[pair_of[entry], slot]
+        choice = pair_starts[pair_of[entry]] + slot
+        arcs = candidates[valid_pairs[choice], valid_slots[choice]]
         recorded_flows.append(chosen_flows)
         recorded_arcs.append(arcs)
         recorded_mass.append(chosen_mass)
