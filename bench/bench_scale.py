@@ -78,9 +78,9 @@ def in_fresh_process(root: Path, case: str, cards: int) -> dict:
         f"import json, sys; sys.path[:0] = [{str(root)!r}, {str(ROOT / 'bench')!r}]; "
         f"from bench_scale import run_case; print(json.dumps(run_case({case!r}, {cards})))"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True,
-    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True)
+    if done.returncode:
+        raise RuntimeError(f"{case} at {cards} cards on {root} failed:\n{done.stderr}")
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
