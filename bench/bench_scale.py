@@ -56,8 +56,12 @@ def run_case(case: str, cards: int) -> dict:
         answer = f"{len(compiled.arc_tail)} arcs"
     elif case in ("ring", "alltoall"):
         collective, algorithm = ("allreduce", "ring") if case == "ring" else ("alltoall", "auto")
-        result = Simulator(fabric, compiled=compiled).run(collective, GIB, algorithm)
+        simulator = Simulator(fabric, compiled=compiled)
+        result = simulator.run(collective, GIB, algorithm)
         answer = f"{result['algorithm']} {result['time_s']!r} s"
+        refused = simulator.too_large(collective)
+        if refused:
+            answer += f" (refused: {', '.join(refused)}: {next(iter(refused.values()))})"
     else:
         job = Job(tp=8, pp=4, dp=cards // 32, model_params=175e9)
         placement = aware_placement(fabric, job)
