@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from tests.simcore.test_simcore_compile import FABRICS as COMPILE_FABRICS
+from twin.simcore import compile as compile_module
 from twin.simcore.compile import CompiledFabric, compile_fabric, route
 from twin.simcore.generate import fat_tree
 
@@ -80,8 +81,19 @@ def brute_force_spray(
     return on_arc
 
 
+@pytest.fixture
+def searched_at_once(request, monkeypatch):
+    """Compile with this many attachment nodes per Dijkstra call (default: the module's)."""
+    if request.param is not None:
+        monkeypatch.setattr(compile_module, "_SEARCHED_AT_ONCE", request.param)
+    compile_module._compile_cached.cache_clear()
+    yield request.param
+    compile_module._compile_cached.cache_clear()
+
+
+@pytest.mark.parametrize("searched_at_once", [None, 1, 3], indirect=True)
 @pytest.mark.parametrize("name", FABRICS)
-def test_distances_equal_networkx(name):
+def test_distances_equal_networkx(name, searched_at_once):
     compiled = compile_fabric(FABRICS[name])
     groups = np.arange(len(compiled.transit_distance))
     table = compiled.distance(groups[:, None], np.arange(compiled.node_count))

@@ -56,6 +56,7 @@ __all__ = ["ECMP_MODES", "CompiledFabric", "Routes", "compile_fabric", "compiled
 ECMP_MODES = ("hash", "spray", "pinned")
 _LEVELS = {"card": 0, "nic": 1, "host": 1, "aggregation": 2, "nvswitch": 3, "leaf": 4, "spine": 5, "core": 6}
 _MASK64 = np.uint64(0xFFFFFFFFFFFFFFFF)
+_SEARCHED_AT_ONCE = 256  # attachment nodes per Dijkstra call when compiling the distances
 
 
 @dataclass(frozen=True, eq=False)
@@ -303,21 +304,28 @@ def _transit_distances(
     first[1:] = pair[1:] != pair[:-1]
     rows, columns = np.divmod(pair[first], transit_count)
     reversed_graph = sparse.csr_array((pair_cost[first], (rows, columns)), shape=(transit_count, transit_count))
-    attachment_nodes = sorted({node for group in attachments for node, _ in group})
-    if not attachment_nodes:
-        return distance
-    to_attachment = csgraph.dijkstra(reversed_graph, indices=transit_column[attachment_nodes])
-    row = {node: position for position, node in enumerate(attachment_nodes)}
-    # Most groups have one attachment (a card on one leaf): one gather for all of them. Cards
-    # with no live link (their leaf failed) form a group with no attachment: unreachable.
-    attached = [number for number, group in enumerate(attachments) if group]
-    first_rows = np.array([row[attachments[number][0][0]] for number in attached], dtype=np.intp)
-    first_costs = np.array([attachments[number][0][1] for number in attached])
+    attachment_nodes = np.array(sorted({node for group in attachments for node, _ in group}), dtype=np.intp)
+    row = {node: position for position, node in enumerate(attachment_nodes.tolist())}
+    # A group is as far as its cheapest attachment (node, cost of the arc into the card). Cards with no
+    # live link (their leaf failed) form a group with no attachment: unreachable.
+    attachment_group = np.array([number for number, group in enumerate(attachments) for _ in group], dtype=np.intp)
+    attachment_row = np.array([row[node] for group in attachments for node, _ in group], dtype=np.intp)
+    attachment_cost = np.array([arc_cost for group in attachments for _, arc_cost in group])
     transit_distance = distance[:, :transit_count]
-    transit_distance[attached] = to_attachment[first_rows] + first_costs[:, None]
-    for number in attached:
-        for node, arc_cost in attachments[number][1:]:
-            np.minimum(transit_distance[number], to_attachment[row[node]] + arc_cost, out=transit_distance[number])
+    # A few attachment nodes searched at a time: Dijkstra's rows for all of them, and their sums,
+    # would be two more tables the size of this one.
+    for start in range(0, len(attachment_nodes), _SEARCHED_AT_ONCE):
+        stop = start + _SEARCHED_AT_ONCE
+        to_attachment = csgraph.dijkstra(reversed_graph, indices=transit_column[attachment_nodes[start:stop]])
+        chosen = np.flatnonzero((attachment_row >= start) & (attachment_row < stop))
+        chosen = chosen[np.argsort(attachment_group[chosen], kind="stable")]
+        # Round r takes each group's r-th attachment here, so no group appears twice in one assignment.
+        rounds = np.arange(len(chosen)) - np.searchsorted(attachment_group[chosen], attachment_group[chosen])
+        for number in range(int(rounds.max(initial=-1)) + 1):
+            taken = chosen[rounds == number]
+            groups = attachment_group[taken]
+            through = to_attachment[attachment_row[taken] - start] + attachment_cost[taken][:, None]
+            transit_distance[groups] = np.minimum(transit_distance[groups], through)
     return distance
 
 
