@@ -461,7 +461,7 @@ class _Domains:
         class_index = np.array([key_index.setdefault(key, len(key_index)) for key in keys], dtype=np.intp)
         first = np.array([free_numbers[np.argmax(class_index == position)] for position in range(len(key_index))])
         # distance[i, j]: routing cost from class j's first card to class i's; symmetrised.
-        distance = compiled.group_distance[np.ix_(compiled.card_group[first], compiled.card_nodes[first])]
+        distance = compiled.distance(compiled.card_group[first][:, None], compiled.card_nodes[first])
         distance = np.minimum(distance, distance.T)
         np.fill_diagonal(distance, 0.0)
         thresholds = np.unique(distance[np.isfinite(distance) & (distance > 0)])

@@ -13,8 +13,14 @@
   then the fewest links (traffic inside a super-node stays on scale-up); an
   arc between a card and a NIC costs one more, so two GPUs sharing a NIC on a
   PCIe switch talk over their NVLink;
-- distances from every node to every *destination group* (cards with the
-  same attachments), from which equal-cost next hops follow.
+- distances from every transit (non-card) node to every *destination group*
+  (cards with the same attachments), from which equal-cost next hops follow:
+  a groups x transit nodes table, the fabric's own forwarding state by
+  destination class (a switch's forwarding table holds a row per destination
+  card). A card's distance, needed only where a flow starts, is derived on
+  demand from its uplinks (``CompiledFabric.distance``): a groups x nodes table
+  would grow with the square of the cards (1.1 GiB at 65,536 cards), this one
+  with groups x switches (84 MB there).
 
 Cards are endpoints: a path never crosses a third card.
 
@@ -50,6 +56,7 @@ __all__ = ["ECMP_MODES", "CompiledFabric", "Routes", "compile_fabric", "compiled
 ECMP_MODES = ("hash", "spray", "pinned")
 _LEVELS = {"card": 0, "nic": 1, "host": 1, "aggregation": 2, "nvswitch": 3, "leaf": 4, "spine": 5, "core": 6}
 _MASK64 = np.uint64(0xFFFFFFFFFFFFFFFF)
+_SEARCHED_AT_ONCE = 256  # attachment nodes per Dijkstra call when compiling the distances
 
 
 @dataclass(frozen=True, eq=False)
@@ -79,11 +86,24 @@ class CompiledFabric:
     arc_keys: np.ndarray  # tail * nodes + head, sorted
     arc_by_key: np.ndarray  # arc ids in arc_keys order
     out_arcs: np.ndarray  # (nodes, max degree) arc ids, -1 padded
-    group_distance: np.ndarray  # (groups, nodes) routing cost to the group's cards
+    card_uplinks: np.ndarray  # (nodes, most uplinks of a card) a card's arcs into transit nodes, -1 padded
+    transit_column: np.ndarray  # node position -> column of transit_distance; the last (all inf) for cards
+    transit_distance: np.ndarray  # (groups, transit nodes + 1) routing cost to the group's cards
 
     @property
     def node_count(self) -> int:
         return len(self.is_card)
+
+    def distance(self, groups: np.ndarray, nodes: np.ndarray) -> np.ndarray:
+        """Routing cost from ``nodes`` (positions) to the cards of destination ``groups``, broadcast
+        together (``groups[:, None]`` and ``nodes`` give a table); inf where there is no path. A
+        path never crosses a card: a card is as far as its best uplink plus that uplink's head."""
+        cost = self.transit_distance[groups, self.transit_column[nodes]]
+        for slot in range(self.card_uplinks.shape[1]):
+            uplink = self.card_uplinks[nodes, slot]
+            through = self.arc_cost[uplink] + self.transit_distance[groups, self.transit_column[self.arc_head[uplink]]]
+            cost = np.minimum(cost, np.where(uplink >= 0, through, np.inf))
+        return cost
 
 
 @dataclass(frozen=True, eq=False)
@@ -212,24 +232,33 @@ def _with_routing(**fields) -> CompiledFabric:
     keys = tail * node_count + head
     order = np.argsort(keys, kind="stable")
     card_group, attachments = _destination_groups(fields["card_nodes"], tail, head, arc_cost, is_card)
+    transit_nodes = np.flatnonzero(~is_card)
+    transit_column = np.full(node_count, len(transit_nodes), dtype=np.intp)
+    transit_column[transit_nodes] = np.arange(len(transit_nodes))
+    uplinks = np.flatnonzero(is_card[tail] & ~is_card[head])
     return CompiledFabric(
         **fields,
         card_group=card_group,
         arc_cost=arc_cost,
         arc_keys=keys[order],
         arc_by_key=order,
-        out_arcs=_padded_out_arcs(tail, node_count),
-        group_distance=_group_distances(attachments, tail, head, arc_cost, is_card, node_count),
+        out_arcs=_padded_out_arcs(np.arange(len(tail)), tail, node_count, min_width=1),
+        # No column at all when no card has a live uplink: a -1 would index an empty arc array.
+        card_uplinks=_padded_out_arcs(uplinks, tail, node_count, min_width=0),
+        transit_column=transit_column,
+        transit_distance=_transit_distances(attachments, tail, head, arc_cost, is_card, transit_nodes, transit_column),
     )
 
 
-def _padded_out_arcs(tail: np.ndarray, node_count: int) -> np.ndarray:
-    degree = np.bincount(tail, minlength=node_count)
-    padded = np.full((node_count, max(1, int(degree.max(initial=0)))), -1, dtype=np.intp)
-    order = np.argsort(tail, kind="stable")
+def _padded_out_arcs(arcs: np.ndarray, tail: np.ndarray, node_count: int, *, min_width: int) -> np.ndarray:
+    """(nodes, width) ``arcs`` by their tail node, in arc order, -1 padded; at least ``min_width`` wide."""
+    arc_tails = tail[arcs]
+    degree = np.bincount(arc_tails, minlength=node_count)
+    padded = np.full((node_count, max(min_width, int(degree.max(initial=0)))), -1, dtype=np.intp)
+    order = np.argsort(arc_tails, kind="stable")
     starts = np.concatenate([[0], np.cumsum(degree)[:-1]])
-    slots = np.arange(len(tail)) - np.repeat(starts, degree)
-    padded[tail[order], slots] = order
+    slots = np.arange(len(arcs)) - np.repeat(starts, degree)
+    padded[arc_tails[order], slots] = arcs[order]
     return padded
 
 
@@ -249,69 +278,55 @@ def _destination_groups(
     return card_group, list(groups)
 
 
-def _group_distances(
+def _transit_distances(
     attachments: list[tuple[tuple[int, float], ...]],
     tail: np.ndarray,
     head: np.ndarray,
     cost: np.ndarray,
     is_card: np.ndarray,
-    node_count: int,
+    transit_nodes: np.ndarray,
+    transit_column: np.ndarray,
 ) -> np.ndarray:
-    """Routing cost from every node to each group's cards, never crossing a card on the way.
+    """Routing cost from every transit (non-card) node to each group's cards, never crossing a
+    card on the way, plus a last column of inf (the column of every card, see ``transit_column``).
 
-    Shortest paths run on the transit (non-card) nodes only, from each
-    attachment node backwards; a card's own cost is then its best first arc.
+    Shortest paths run on the transit nodes only, from each attachment node backwards.
     """
-    # Built node-major, so that copying a card's row from its leaf's is one contiguous copy (at
-    # 16k cards the group-major layout made this the slowest step of compiling); returned as the
-    # (groups, nodes) view the routing indexes.
-    distance = np.full((node_count, len(attachments)), np.inf)
-    transit_nodes = np.flatnonzero(~is_card)
-    compact = np.full(node_count, -1, dtype=np.intp)
-    compact[transit_nodes] = np.arange(len(transit_nodes))
+    transit_count = len(transit_nodes)
+    distance = np.full((len(attachments), transit_count + 1), np.inf)
     between = ~is_card[tail] & ~is_card[head]
     # One entry per node pair with the cheapest of its parallel arcs: sparse
     # constructors would add parallel arcs' costs up. Reversed: costs *to* a node.
-    pair = compact[head[between]].astype(np.int64) * len(transit_nodes) + compact[tail[between]]
+    pair = transit_column[head[between]].astype(np.int64) * transit_count + transit_column[tail[between]]
     order = np.lexsort((cost[between], pair))
     pair, pair_cost = pair[order], cost[between][order]
     first = np.ones(len(pair), dtype=bool)
     first[1:] = pair[1:] != pair[:-1]
-    rows, columns = np.divmod(pair[first], len(transit_nodes))
-    reversed_graph = sparse.csr_array(
-        (pair_cost[first], (rows, columns)), shape=(len(transit_nodes), len(transit_nodes))
-    )
-    attachment_nodes = sorted({node for group in attachments for node, _ in group})
-    if not attachment_nodes:
-        return distance.T
-    to_attachment = csgraph.dijkstra(reversed_graph, indices=compact[attachment_nodes])
-    row = {node: position for position, node in enumerate(attachment_nodes)}
-    # Most groups have one attachment (a card on one leaf): one gather for all of them. Cards
-    # with no live link (their leaf failed) form a group with no attachment: unreachable.
-    attached = [number for number, group in enumerate(attachments) if group]
-    first_rows = np.array([row[attachments[number][0][0]] for number in attached], dtype=np.intp)
-    first_costs = np.array([attachments[number][0][1] for number in attached])
-    transit_distance = np.full((len(attachments), len(transit_nodes)), np.inf)
-    transit_distance[attached] = to_attachment[first_rows] + first_costs[:, None]
-    for number in attached:
-        for node, arc_cost in attachments[number][1:]:
-            np.minimum(transit_distance[number], to_attachment[row[node]] + arc_cost, out=transit_distance[number])
-    distance[transit_nodes] = transit_distance.T
-    # A card (as a source) is as far as its best arc into the transit nodes.
-    leaving = is_card[tail] & ~is_card[head]
-    card_tails, card_heads, card_costs = tail[leaving], head[leaving], cost[leaving]
-    order = np.argsort(card_tails, kind="stable")
-    card_tails, card_heads, card_costs = card_tails[order], card_heads[order], card_costs[order]
-    # Round r takes each card's r-th arc, so no card appears twice in one assignment.
-    starts = np.searchsorted(card_tails, card_tails, side="left")
-    arc_round = np.arange(len(card_tails)) - starts
-    for number in range(int(arc_round.max(initial=-1)) + 1):
-        chosen = arc_round == number
-        cards, heads = card_tails[chosen], card_heads[chosen]
-        through_head = distance[heads] + card_costs[chosen][:, None]
-        # The first round meets every card for the first time (still infinitely far): no minimum.
-        distance[cards] = through_head if number == 0 else np.minimum(distance[cards], through_head)
-    return distance.T
+    rows, columns = np.divmod(pair[first], transit_count)
+    reversed_graph = sparse.csr_array((pair_cost[first], (rows, columns)), shape=(transit_count, transit_count))
+    attachment_nodes = np.array(sorted({node for group in attachments for node, _ in group}), dtype=np.intp)
+    row = {node: position for position, node in enumerate(attachment_nodes.tolist())}
+    # A group is as far as its cheapest attachment (node, cost of the arc into the card). Cards with no
+    # live link (their leaf failed) form a group with no attachment: unreachable.
+    attachment_group = np.array([number for number, group in enumerate(attachments) for _ in group], dtype=np.intp)
+    attachment_row = np.array([row[node] for group in attachments for node, _ in group], dtype=np.intp)
+    attachment_cost = np.array([arc_cost for group in attachments for _, arc_cost in group])
+    transit_distance = distance[:, :transit_count]
+    # A few attachment nodes searched at a time: Dijkstra's rows for all of them, and their sums,
+    # would be two more tables the size of this one.
+    for start in range(0, len(attachment_nodes), _SEARCHED_AT_ONCE):
+        stop = start + _SEARCHED_AT_ONCE
+        to_attachment = csgraph.dijkstra(reversed_graph, indices=transit_column[attachment_nodes[start:stop]])
+        chosen = np.flatnonzero((attachment_row >= start) & (attachment_row < stop))
+        chosen = chosen[np.argsort(attachment_group[chosen], kind="stable")]
+        # Round r takes each group's r-th attachment here, so no group appears twice in one assignment.
+        rounds = np.arange(len(chosen)) - np.searchsorted(attachment_group[chosen], attachment_group[chosen])
+        for number in range(int(rounds.max(initial=-1)) + 1):
+            taken = chosen[rounds == number]
+            groups = attachment_group[taken]
+            through = to_attachment[attachment_row[taken] - start] + attachment_cost[taken][:, None]
+            transit_distance[groups] = np.minimum(transit_distance[groups], through)
+    return distance
 
 
 def route(
@@ -338,7 +353,11 @@ def route(
     node_count = compiled.node_count
     target_nodes = compiled.card_nodes[targets]
     groups = compiled.card_group[targets]
-    distance = compiled.group_distance
+    group_count, width = compiled.transit_distance.shape
+    # One flat gather per hop instead of a 2-D one, and the heads' columns looked up once: a
+    # card's column is all inf, so an arc into a card is never a next hop.
+    flat_distance = compiled.transit_distance.ravel()
+    head_column = compiled.transit_column[compiled.arc_head]
 
     flows = np.arange(flow_count, dtype=np.intp)
     at = compiled.card_nodes[sources]
@@ -353,7 +372,7 @@ def route(
             break
         dest = target_nodes[flows]
         group = groups[flows]
-        here = distance[group, at]
+        here = compiled.distance(group, at)
         # Leave the fabric where an arc enters the destination at the best cost.
         lo = np.searchsorted(compiled.arc_keys, at * node_count + dest, side="left")
         hi = np.searchsorted(compiled.arc_keys, at * node_count + dest, side="right")
@@ -380,31 +399,26 @@ def route(
         if not len(flows):
             break
         # Candidate next arcs once per distinct (node, destination group).
-        pair_keys = at.astype(np.int64) * len(distance) + group
+        pair_keys = at.astype(np.int64) * group_count + group
         unique_pairs, pair_of = np.unique(pair_keys, return_inverse=True)
-        pair_node, pair_group = np.divmod(unique_pairs, len(distance))
-        candidates = compiled.out_arcs[pair_node]
+        pair_node, pair_group = np.divmod(unique_pairs, group_count)
+        # Flows start on cards, where the next hops can only be uplinks (a path never crosses a
+        # card): a card's few instead of the widest switch's out arcs.
+        candidates = (compiled.card_uplinks if hop == 0 else compiled.out_arcs)[pair_node]
         safe = np.maximum(candidates, 0)
-        heads = compiled.arc_head[safe]
-        valid = (
-            (candidates >= 0)
-            & ~compiled.is_card[heads]
-            & (
-                np.abs(
-                    compiled.arc_cost[safe]
-                    + distance[pair_group[:, None], heads]
-                    - distance[pair_group, pair_node][:, None]
-                )
-                < 1e-9
-            )
+        beyond = flat_distance[pair_group[:, None] * width + head_column[safe]]
+        valid = (candidates >= 0) & (
+            np.abs(compiled.arc_cost[safe] + beyond - compiled.distance(pair_group, pair_node)[:, None]) < 1e-9
         )
-        order = np.argsort(~valid, axis=1, kind="stable")
-        candidates = np.take_along_axis(candidates, order, axis=1)
-        pair_counts = valid.sum(axis=1)
+        # The valid next arcs of each pair, in out-arc order, one pair after the other.
+        valid_pairs, valid_slots = np.nonzero(valid)
+        pair_counts = np.bincount(valid_pairs, minlength=len(unique_pairs))
+        pair_starts = np.cumsum(pair_counts) - pair_counts
         chosen_flows, (entry, slot), chosen_mass = _choose(
             flows, mass, pair_counts[pair_of], hop, mode, seed, keys, targets, divisor
         )
-        arcs = candidates[pair_of[entry], slot]
+        choice = pair_starts[pair_of[entry]] + slot
+        arcs = candidates[valid_pairs[choice], valid_slots[choice]]
         recorded_flows.append(chosen_flows)
         recorded_arcs.append(arcs)
         recorded_mass.append(chosen_mass)

@@ -1,0 +1,119 @@
+"""Benchmark of the core at scale (issue 16, item 1: linear memory in the core).
+
+Run from the repository root: ``.venv/bin/python bench/bench_scale.py``; add
+``--baseline /path/to/other/checkout`` to run the same cases on that checkout's
+code and print the ratios (ours / baseline).
+
+On generated 3-tier radix-64 fat-trees of 16,384 and 65,536 cards, each case
+runs in a fresh Python process, so that its peak resident set size
+(``ru_maxrss``) is its own:
+
+- ``compile``: ``compile_fabric`` alone;
+- ``ring``: ring AllReduce of 1 GiB (``Simulator.run``);
+- ``alltoall``: ``auto`` AllToAll of 1 GiB (the direct all-pairs algorithm is
+  refused by the flow cap at these sizes, and Bruck runs);
+- ``placement``: ``aware_placement`` of TP=8 x PP=4 x DP=cards/32.
+
+Targets: at 65,536 cards every case < 1.5 GB peak and < 10 s once compiled; at
+16,384 no worse than before. Each case prints the peak, the compile time, the
+time of the case once compiled and a figure of its answer (which must not
+change between the two checkouts). Times are one run each, on a shared
+machine: noisy; the peak memory is not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CARDS = (16384, 65536)
+CASES = ("compile", "ring", "alltoall", "placement")
+GIB = 2**30
+
+
+def run_case(case: str, cards: int) -> dict:
+    """One case in this process (the one ``main`` starts); imports the core from ``sys.path``."""
+    from twin.operations.placement import Job, aware_placement
+    from twin.simcore.compile import compile_fabric
+    from twin.simcore.generate import fat_tree
+    from twin.simcore.simulate import Simulator
+    from twin.simcore.transport import transport_for
+
+    fabric = fat_tree(endpoints=cards, radix=64)
+    before_compile = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    start = time.perf_counter()
+    compiled = compile_fabric(fabric, transport_for(fabric))
+    compile_s = time.perf_counter() - start
+    start = time.perf_counter()
+    if case == "compile":
+        answer = f"{len(compiled.arc_tail)} arcs"
+    elif case in ("ring", "alltoall"):
+        collective, algorithm = ("allreduce", "ring") if case == "ring" else ("alltoall", "auto")
+        simulator = Simulator(fabric, compiled=compiled)
+        result = simulator.run(collective, GIB, algorithm)
+        answer = f"{result['algorithm']} {result['time_s']!r} s"
+        refused = simulator.too_large(collective) if case == "alltoall" else {}
+        if refused:
+            answer += f" (refused: {', '.join(refused)}: {next(iter(refused.values()))})"
+    else:
+        job = Job(tp=8, pp=4, dp=cards // 32, model_params=175e9)
+        placement = aware_placement(fabric, job)
+        answer = f"cards digest {hashlib.sha256(' '.join(placement.cards).encode()).hexdigest()[:12]}"
+    return {
+        "case": case,
+        "cards": cards,
+        "fabric_bytes": before_compile,
+        "peak_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+        "compile_s": compile_s,
+        "run_s": time.perf_counter() - start,
+        "answer": answer,
+    }
+
+
+def in_fresh_process(root: Path, case: str, cards: int) -> dict:
+    code = (
+        f"import json, sys; sys.path[:0] = [{str(root)!r}, {str(ROOT / 'bench')!r}]; "
+        f"from bench_scale import run_case; print(json.dumps(run_case({case!r}, {cards})))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True)
+    if done.returncode:
+        raise RuntimeError(f"{case} at {cards} cards on {root} failed:\n{done.stderr}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--baseline", type=Path, help="another checkout to run the same cases on")
+    parser.add_argument("--cards", type=int, nargs="*", default=list(CARDS))
+    parser.add_argument("--cases", nargs="*", default=list(CASES), choices=CASES)
+    options = parser.parse_args()
+    print("times are single runs on a shared machine (noisy); peak RSS is the main figure")
+    for cards in options.cards:
+        for case in options.cases:
+            ours = in_fresh_process(ROOT, case, cards)
+            line = (
+                f"{cards:>6} cards {case:>9}: peak {ours['peak_bytes'] / 1e9:.2f} GB "
+                f"(fabric alone {ours['fabric_bytes'] / 1e9:.2f} GB), compile {ours['compile_s']:.2f} s, "
+                f"then {ours['run_s']:.2f} s; {ours['answer']}"
+            )
+            if options.baseline:
+                base = in_fresh_process(options.baseline.resolve(), case, cards)
+                line += (
+                    f"\n{'':>22}baseline: peak {base['peak_bytes'] / 1e9:.2f} GB, compile {base['compile_s']:.2f} s, "
+                    f"then {base['run_s']:.2f} s; {base['answer']}"
+                    f"\n{'':>22}ratio: peak x{ours['peak_bytes'] / base['peak_bytes']:.2f}, "
+                    f"compile x{ours['compile_s'] / base['compile_s']:.2f}, then x{ours['run_s'] / base['run_s']:.2f}; "
+                    f"same answer: {ours['answer'] == base['answer']}"
+                )
+            print(line, flush=True)
+
+
+if __name__ == "__main__":
+    main()
