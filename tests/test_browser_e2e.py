@@ -129,8 +129,8 @@ def test_upload_with_progress_and_live_news_for_other_viewers(tmp_path, stack_da
             log_in(watcher, stack.base_url)
             watcher.goto(stack.base_url + uploader.get_attribute("#upload-open", "href"))
             watcher.wait_for_selector("#snapshot-summary")
-            # Its map: 8 HCAs, 3 switches and 3 SHARP aggregation nodes.
-            wait_until(watcher, "document.querySelector('#fabric-map').dataset.nodes === '14'", timeout_ms=20000)
+            # Its map: 8 HCAs with the card each stands for, 3 switches and 3 SHARP aggregation nodes.
+            wait_until(watcher, "document.querySelector('#fabric-map').dataset.nodes === '22'", timeout_ms=20000)
             watcher.screenshot(path=str(ARTIFACTS / "upload-ibnetdiscover-map.png"))
             watcher.wait_for_timeout(1000)  # let the fabric socket connect before the next upload
 

@@ -90,6 +90,9 @@ def test_an_uploaded_superpod_runs_every_kind_of_run_from_its_page(tmp_path, sta
             collective = page.inner_text("#collective-slot .run-widget")
             assert "GB/s" in collective
 
+            placement = finish(page, fabric_url, "#placement-form", {"tp": "8", "dp": "16", "model_params": "7B"})
+            assert "aware" in placement and numbers(placement)
+
             failure = finish(page, fabric_url, "#failure-form", {"elements": "leaf-1", "size": "64MB"})
             assert numbers(failure)
 
