@@ -213,3 +213,17 @@ def test_the_design_rebuilt_from_an_uploaded_superpod_performs_like_the_upload(p
         ours = Simulator(uploaded).run("allreduce", 2**30, algorithm)["busbw_GBps"]
         theirs = Simulator(rebuilt).run("allreduce", 2**30, algorithm)["busbw_GBps"]
         assert abs(ours - theirs) <= 0.05 * theirs, (algorithm, ours, theirs)
+
+
+def test_a_slurm_tree_groups_the_map_by_its_switches(pod_files):
+    """topology/tree: each host hangs from a Slurm switch; the map groups the hosts' NVLink
+    domains by it, and the cards carry it."""
+    from twin.simcore.layout import fabric_layout
+
+    tree = "".join(f"SwitchName=su{unit + 1} Nodes=dgx[{unit * 32 + 1:03d}-{unit * 32 + 32:03d}]\n" for unit in range(2))
+    files = {name: text for name, text in pod_files.items() if name == "superpod.ibnetdiscover" or name <= "dgx040.xml"}
+    result = completed({**files, "topology.conf": tree + "SwitchName=top Switches=su[1-2]\n"})
+    assert {card.attrs.get("slurm_switch") for card in result.spec.cards()} == {"su1", "su2"}
+    layout = fabric_layout(result.spec)
+    groups = layout["groups"]
+    assert [label for label, kind in zip(groups["label"], groups["kind"]) if layout["codes"]["group_kind"][kind] == "block"] == ["su1", "su2"]

@@ -11,8 +11,9 @@ The rules, outermost first:
 - **Scale-up domains** (super-nodes) are the connected components of the
   ``scale-up`` links; each becomes a ``domain`` box. Nodes with no scale-up
   link belong to the **outer** (scale-out) network, drawn above the domain
-  boxes. Domains whose cards carry a Slurm block (``attrs["slurm_block"]``) are
-  drawn in one ``block`` box per block; otherwise more than
+  boxes. Domains whose cards carry a Slurm block (``attrs["slurm_block"]``), or
+  else a Slurm tree switch (``attrs["slurm_switch"]``), are drawn in one
+  ``block`` box per block or switch; otherwise more than
   ``_MAX_LOOSE_DOMAINS`` domains are packed into ``block`` boxes of consecutive
   domains, so the coarsest view stays small.
 - A SHARP aggregation node is drawn with the switch it hangs off (just below it, in
@@ -558,11 +559,16 @@ def fabric_layout(spec: FabricSpec) -> dict[str, Any]:
 
 
 def _slurm_block(fabric: _Fabric, members: Sequence[int]) -> str | None:
-    """The Slurm block of a scale-up domain: that of its first card that has one."""
-    return next(
-        (block for node in members if fabric.nodes[node].kind == "card" and (block := fabric.nodes[node].attrs.get("slurm_block")) is not None),
-        None,
-    )
+    """The Slurm group of a scale-up domain: the block (topology/block) of its first card that
+    has one, else the switch it hangs from (topology/tree)."""
+    for key in ("slurm_block", "slurm_switch"):
+        found = next(
+            (group for node in members if fabric.nodes[node].kind == "card" and (group := fabric.nodes[node].attrs.get(key)) is not None),
+            None,
+        )
+        if found is not None:
+            return found
+    return None
 
 
 def _boxes_by_block(domain_boxes: list[_Box], blocks: list[str | None]) -> list[_Box]:
