@@ -315,3 +315,14 @@ def test_the_cli_says_where_the_cards_came_from(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["completion"]["cards"]["sources"] == {"hca": 89}
     with pytest.raises(CommandError, match="not a regular expression"):
         call_command("ingest", str(dump), "--fabric", "x5", "--non-compute-hca-pattern", "(")
+
+
+def test_a_what_if_that_cannot_read_the_design_is_disabled_and_says_why(operator_client):
+    from twin.ingest.writers.superpod import superpod_host_xml
+
+    assert upload(operator_client, ("dgx001.xml", superpod_host_xml(1).encode())).status_code == 201
+    snapshot = Snapshot.objects.get()
+    page = operator_client.get(f"/fabrics/{snapshot.fabric_id}/").content.decode()
+    # One host: its GPUs run collectives over NVLink, but there is no switch network to grow.
+    assert 'id="runs-unavailable"' not in page
+    assert "disabled title=\"cannot read the design rules" in page

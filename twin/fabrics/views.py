@@ -111,6 +111,7 @@ def fabric_page(request, fabric_id: int):
         compare = None
     snapshots, snapshot_query = paged(request, fabric.snapshots.select_related("created_by").order_by("-version"), SNAPSHOTS_PER_PAGE)
     runs = snapshot.runs.select_related("created_by").order_by("-created_at")[:10] if snapshot else []
+    design = inferred_design(snapshot) if snapshot else None
     return render(
         request,
         "fabrics/fabric_detail.html",
@@ -119,7 +120,8 @@ def fabric_page(request, fabric_id: int):
             "collectives": COLLECTIVES, "algorithms": ALGORITHMS, "protocols": PROTOCOLS, "ecmp_modes": ECMP_MODES,
             "runs_unavailable": snapshot_runs_unavailable(snapshot) if snapshot else None,
             "card_sources": card_sources(snapshot) if snapshot else [],
-            "design_rules": inferred_design(snapshot) if snapshot else None,
+            "design_rules": design,
+            "whatif_unavailable": (snapshot_runs_unavailable(snapshot) or (design or {}).get("error")) if snapshot else None,
             "placement_form": PlacementForm(), "failure_form": FailureForm(), "replay_form": ReplayForm(), "whatif_form": WhatIfForm(),
         },
     )
