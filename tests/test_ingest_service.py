@@ -220,18 +220,15 @@ def test_upload_page_answers_json_for_scripts(operator_client):
     assert body["format"] == "twin-fabric" and body["url"].startswith("/fabrics/") and body["summary"]["nodes_by_kind"]["card"] == 32
 
 
-SAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "samples"
+DATA = Path(__file__).resolve().parent / "data"  # the real files of ../shared/samples, kept with the tests
 
 
 def sample_bytes(name: str) -> bytes:
-    path = SAMPLES / name
-    if not path.exists():
-        pytest.skip(f"{path} is not on this machine")
-    return path.read_bytes()
+    return (DATA / name).read_bytes()
 
 
 def test_a_real_dump_uploads_with_a_card_per_hca_and_the_page_says_so(operator_client):
-    response = upload(operator_client, ("X5.topofile", sample_bytes("real/X5.topofile")), fabric="x5")
+    response = upload(operator_client, ("X5.topofile", sample_bytes("ib/X5.topofile")), fabric="x5")
     assert response.status_code == 201
     snapshot = Snapshot.objects.get()
     assert snapshot.card_count == 89 and snapshot.summary["completion"]["cards"]["sources"] == {"hca": 89}
@@ -252,7 +249,7 @@ def test_the_hca_rule_and_scale_up_are_chosen_at_upload(operator_client):
     assert counts == [31 * 8, 31 * 8 + 3, 31 * 4]  # stor01 (2 HCAs) and ufm01 (1) join in; then 4 a host
     bad = upload(operator_client, dump, fabric="pod", non_compute_hca_pattern="(unclosed")
     assert bad.status_code == 400 and "not a regular expression" in str(bad.json()["non_compute_hca_pattern"])
-    hint = ("ndv4.xml", sample_bytes("real/azure-ndv4-topo.xml"))
+    hint = ("ndv4.xml", sample_bytes("nccl_xml/azure-ndv4-topo.xml"))
     assert upload(operator_client, hint, fabric="vm", nvlink_gbps="1200").status_code == 201
     vm = Snapshot.objects.filter(fabric__name="vm").get()
     assert list(vm.summary["completion"]["scale_up"]["generations"]) == ["A100 (NVLink 3), 1,200 Gb/s per GPU (set at upload)"]
@@ -265,7 +262,7 @@ def test_an_upload_nothing_can_use_is_refused_and_one_without_cards_disables_the
     response = upload(operator_client, ("lone.ibnetdiscover", lone))
     assert response.status_code == 400 and "no link between any two" in response.json()["detail"]
     assert Snapshot.objects.count() == 0
-    response = upload(operator_client, ("topology.conf", sample_bytes("real/topograph-tree.conf")), fabric="slurm")
+    response = upload(operator_client, ("topology.conf", sample_bytes("slurm/topograph-tree.conf")), fabric="slurm")
     assert response.status_code == 201
     snapshot = Snapshot.objects.get()
     assert any(warning.startswith("no cards") for warning in snapshot.summary["warnings"])
@@ -287,7 +284,7 @@ def test_the_inferred_design_is_shown_before_a_what_if(operator_client):
 
 
 def test_the_completed_scale_up_is_corrected_from_the_fabric_page(operator_client, viewer_client):
-    hint = ("ndv4.xml", sample_bytes("real/azure-ndv4-topo.xml"))
+    hint = ("ndv4.xml", sample_bytes("nccl_xml/azure-ndv4-topo.xml"))
     assert upload(operator_client, hint, fabric="vm").status_code == 201
     first = Snapshot.objects.get()
     page = operator_client.get(f"/fabrics/{first.fabric_id}/").content.decode()
@@ -307,7 +304,7 @@ def test_the_completed_scale_up_is_corrected_from_the_fabric_page(operator_clien
 
 def test_the_cli_says_where_the_cards_came_from(tmp_path, capsys):
     dump = tmp_path / "X5.topofile"
-    dump.write_bytes(sample_bytes("real/X5.topofile"))
+    dump.write_bytes(sample_bytes("ib/X5.topofile"))
     call_command("ingest", str(dump), "--fabric", "x5")
     out = capsys.readouterr().out
     assert "cards from: 89 compute HCAs (one card each)" in out

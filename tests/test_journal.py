@@ -118,10 +118,8 @@ def test_a_cloud_hosts_nccl_tests_are_predicted_on_its_completed_scale_up(tmp_pa
 
     from django.core.management import call_command
 
-    shared = Path(__file__).resolve().parents[1].parent / "shared" / "samples"
-    hint, measured = shared / "real" / "azure-ndv4-topo.xml", shared / "nccl-tests_all_reduce_perf_8gpu_classic.txt"
-    if not (hint.exists() and measured.exists()):
-        pytest.skip("the shared samples are not on this machine")
+    data = Path(__file__).resolve().parent / "data"
+    hint, measured = data / "nccl_xml" / "azure-ndv4-topo.xml", data / "traces" / "nccl-tests_all_reduce_perf_8gpu_classic.txt"
     call_command("ingest", str(hint), "--fabric", "ndv4")
     capsys.readouterr()
     call_command("journal-import", str(measured), "--fabric", "ndv4", "--json")

@@ -1,5 +1,6 @@
 """Completing uploaded fabrics: cards from HCAs, the scale-up hint files leave out, SHARP, and
-what makes an upload unusable. On the real files of ../shared/samples and SuperPOD-style dumps."""
+what makes an upload unusable. On real files (tests/data: an X5 cluster dump, Azure hint files, a
+topograph tree) and SuperPOD-style dumps."""
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ from twin.ingest.writers.superpod import DEFAULT_HCA_DESCRIPTION, hca_guid, supe
 from twin.simcore.generate import supernode
 from twin.simcore.simulate import Simulator
 
-SAMPLES = Path(__file__).resolve().parents[2].parent / "shared" / "samples"
+DATA = Path(__file__).resolve().parents[1] / "data"  # the real files of ../shared/samples, kept with the tests
 
 
 def parsed(name: str, text: str):
@@ -26,9 +27,7 @@ def completed(files: dict[str, str], options: ParseOptions = ParseOptions()):
 
 
 def sample(name: str) -> dict[str, str]:
-    path = SAMPLES / name
-    if not path.exists():
-        pytest.skip(f"{path} is not on this machine")
+    path = DATA / name
     return {path.name: path.read_text()}
 
 
@@ -99,7 +98,7 @@ def test_sharp_engines_make_their_switch_reduce_in_network(pod_files):
 
 
 def test_the_real_x5_dump_gets_a_card_per_hca():
-    result = completed(sample("real/X5.topofile"))
+    result = completed(sample("ib/X5.topofile"))
     assert len(result.spec.cards()) == 89 and result.summary["cards"]["sources"] == {HCA_CARD_SOURCE: 89}
     ring = Simulator(result.spec).run("allreduce", 2**24, "ring")
     # QDR/DDR: no ring busbw can beat the slowest HCA link (4xDDR = 20 Gb/s = 2.5 GB/s).
@@ -107,21 +106,21 @@ def test_the_real_x5_dump_gets_a_card_per_hca():
 
 
 def test_a_cloud_hint_file_gets_the_nvswitch_it_leaves_out():
-    result = completed(sample("real/azure-ndv4-topo.xml"))
+    result = completed(sample("nccl_xml/azure-ndv4-topo.xml"))
     scale_up = result.summary["scale_up"]
     assert scale_up["hosts"] == 1 and list(scale_up["generations"]) == ["A100 (NVLink 3), 2,400 Gb/s per GPU (PCIe at 252 Gb/s)"]
     nvlinks = [link for link in result.spec.links if link.attrs.get("inferred") == "scale-up"]
     assert len(nvlinks) == 8 and {link.bandwidth_gbps for link in nvlinks} == {2400.0}
     allreduce = Simulator(result.spec).run("allreduce", 2**28, "ring")
     assert allreduce["busbw_GBps"] > 100  # NVLink, not PCIe (a PCIe-only ring tops out near 31 GB/s)
-    corrected = completed(sample("real/azure-ndv4-topo.xml"), ParseOptions(nvlink_gbps=1200.0))
+    corrected = completed(sample("nccl_xml/azure-ndv4-topo.xml"), ParseOptions(nvlink_gbps=1200.0))
     assert {link.bandwidth_gbps for link in corrected.spec.links if link.attrs.get("inferred")} == {1200.0}
-    left_out = completed(sample("real/azure-ndv4-topo.xml"), ParseOptions(scale_up="none"))
+    left_out = completed(sample("nccl_xml/azure-ndv4-topo.xml"), ParseOptions(scale_up="none"))
     assert left_out.summary["scale_up"]["hosts"] == 0 and len(left_out.spec.links) == 16
 
 
 def test_a_real_dump_without_nvlink_is_a_pcie_server_and_stays_one():
-    text = sample("nccl_topo_dump_8xH100.xml")["nccl_topo_dump_8xH100.xml"]
+    text = sample("nccl_xml/nccl_topo_dump_8xH100.xml")["nccl_topo_dump_8xH100.xml"]
     without_nvlink = "\n".join(line for line in text.splitlines() if "<nvlink" not in line)
     result = completed({"node01.xml": without_nvlink})
     assert result.summary["scale_up"]["hosts"] == 0
@@ -137,7 +136,7 @@ def test_a_lone_adapter_is_refused_and_isolated_nodes_are_named():
 
 
 def test_a_fabric_without_cards_says_so():
-    result = completed(sample("real/topograph-tree.conf"))
+    result = completed(sample("slurm/topograph-tree.conf"))
     assert any(warning.startswith("no cards") for warning in result.warnings)
 
 
