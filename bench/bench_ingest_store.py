@@ -14,21 +14,13 @@ import os
 import resource
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.measure import timed  # noqa: E402
 from tests.stack import scratch_database  # noqa: E402
-
-
-def timed(label: str, function):
-    started = time.perf_counter()
-    result = function()
-    elapsed = time.perf_counter() - started
-    print(f"{label:<46} {elapsed:8.2f} s")
-    return result, elapsed
 
 
 def main() -> None:

@@ -1,4 +1,5 @@
-"""How the benchmarks measure: best wall time of a few runs, and peak traced memory of one."""
+"""How the benchmarks measure: best wall time of a few runs, peak traced memory of one, and one
+run timed and printed as a labelled row."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import time
 import tracemalloc
 from collections.abc import Callable
 
-__all__ = ["best_time", "peak_traced_bytes"]
+__all__ = ["best_time", "peak_traced_bytes", "timed"]
 
 
 def best_time(function: Callable[[], object], repeats: int) -> float:
@@ -27,3 +28,12 @@ def peak_traced_bytes(function: Callable[[], object]) -> int:
         return tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
+
+
+def timed(label: str, function: Callable[[], object], *, width: int = 58) -> tuple[object, float]:
+    """Run ``function`` once; print ``label`` and its seconds as one row; its result and seconds."""
+    started = time.perf_counter()
+    result = function()
+    elapsed = time.perf_counter() - started
+    print(f"{label:<{width}} {elapsed:8.2f} s")
+    return result, elapsed

@@ -86,7 +86,7 @@ def start_worker_process(env: dict) -> subprocess.Popen:
 @pytest.mark.stack
 def test_a_worker_killed_mid_run_does_not_lose_the_run():
     if connection.vendor != "postgresql":
-        pytest.skip("a worker process must share the test database: needs PostgreSQL (SQLite's test database lives in this process's memory)")
+        pytest.skip("the worker process is pointed at the test database by a PostgreSQL URL: needs PostgreSQL")
     snapshot = snapshot_create(fabric_name="kill", spec=supernode(cards=1024), source_name="g", source_format="generated", checksum="0")
     settings = connection.settings_dict
     env = {

@@ -68,18 +68,19 @@ def snapshot_of(fabric: Fabric, wanted: str):
     return None if snapshot_id is None else fabric.snapshots.select_related("created_by").filter(pk=snapshot_id).first()
 
 
+# Lazy: the module is imported once, each page is shown in its viewer's language.
 CARD_SOURCE_LABELS = {
-    HCA_CARD_SOURCE: _("HCAs (one card per compute HCA)"),
-    "nccl-topo-xml": _("NCCL topology XML"),
-    "nvidia-smi-topo": _("nvidia-smi topo -m"),
-    "twin-fabric": _("the twin's own format"),
+    HCA_CARD_SOURCE: gettext_lazy("HCAs (one card per compute HCA)"),
+    "nccl-topo-xml": gettext_lazy("NCCL topology XML"),
+    "nvidia-smi-topo": gettext_lazy("nvidia-smi topo -m"),
+    "twin-fabric": gettext_lazy("the twin's own format"),
 }
 
 
-def card_sources(snapshot: Snapshot) -> list[tuple[str, str]]:
+def card_sources(snapshot: Snapshot) -> list[tuple[str, int]]:
     """(where from, count) of the snapshot's cards, as its upload counted them."""
     sources = ((snapshot.summary.get("completion") or {}).get("cards") or {}).get("sources") or {}
-    return [(CARD_SOURCE_LABELS.get(source, source), f"{count:,}") for source, count in sources.items()]
+    return [(CARD_SOURCE_LABELS.get(source, source), count) for source, count in sources.items()]
 
 
 def inferred_design(snapshot: Snapshot) -> dict | None:
@@ -112,16 +113,17 @@ def fabric_page(request, fabric_id: int):
     snapshots, snapshot_query = paged(request, fabric.snapshots.select_related("created_by").order_by("-version"), SNAPSHOTS_PER_PAGE)
     runs = snapshot.runs.select_related("created_by").order_by("-created_at")[:10] if snapshot else []
     design = inferred_design(snapshot) if snapshot else None
+    runs_unavailable = snapshot_runs_unavailable(snapshot) if snapshot else None
     return render(
         request,
         "fabrics/fabric_detail.html",
         {
             "fabric": fabric, "snapshot": snapshot, "snapshots": snapshots, "snapshot_query": snapshot_query, "runs": runs, "compare": compare,
             "collectives": COLLECTIVES, "algorithms": ALGORITHMS, "protocols": PROTOCOLS, "ecmp_modes": ECMP_MODES,
-            "runs_unavailable": snapshot_runs_unavailable(snapshot) if snapshot else None,
+            "runs_unavailable": runs_unavailable,
             "card_sources": card_sources(snapshot) if snapshot else [],
             "design_rules": design,
-            "whatif_unavailable": (snapshot_runs_unavailable(snapshot) or (design or {}).get("error")) if snapshot else None,
+            "whatif_unavailable": runs_unavailable or (design or {}).get("error"),
             "placement_form": PlacementForm(), "failure_form": FailureForm(), "replay_form": ReplayForm(), "whatif_form": WhatIfForm(),
         },
     )

@@ -109,18 +109,19 @@ def complete_fabric(
     cards came from which kind of file. Raises ``IngestError`` for an unusable fabric. A
     fabric with nothing to complete comes back equal to ``spec``.
     """
+    formats = formats or {}
     graph = _Graph.of(spec)
     nodes = list(spec.nodes)
     summary: dict[str, Any] = {}
     summary["in_switch_reduction"] = _mark_aggregation(graph, nodes)
-    scale_up_nodes, scale_up_links, summary["scale_up"] = _complete_scale_up(graph, options, formats or {})
-    card_nodes, card_links, summary["cards"] = _cards_from_hcas(graph, options, formats or {})
+    scale_up_nodes, scale_up_links, summary["scale_up"] = _complete_scale_up(graph, options, formats)
+    card_nodes, card_links, summary["cards"] = _cards_from_hcas(graph, options, formats)
     completed = replace(
         spec,
         nodes=(*nodes, *scale_up_nodes, *card_nodes),
         links=(*spec.links, *scale_up_links, *card_links),
     )
-    completed, summary["slurm"], slurm_warnings = _slurm_on_cards(completed, formats or {})
+    completed, summary["slurm"], slurm_warnings = _slurm_on_cards(completed, formats)
     return Completion(completed, summary, (*slurm_warnings, *usability_warnings(completed)))
 
 
@@ -342,9 +343,11 @@ def _slurm_on_cards(spec: FabricSpec, formats: Mapping[str, str]) -> tuple[Fabri
     ``attrs["slurm_switch"]`` (the tree's switch the host hangs from), and its host and
     switch nodes leave the fabric. Alone, a topology.conf stays the only topology there is."""
     sources = {name for name, fmt in formats.items() if fmt == SLURM_FORMAT}
+    if not sources:
+        return spec, None, []
     from_slurm = [
         position for position, node in enumerate(spec.nodes)
-        if sources and set(node.attrs.get("merged_from") or ()) <= sources and node.attrs.get("merged_from")
+        if (merged_from := set(node.attrs.get("merged_from") or ())) and merged_from <= sources
     ]
     cards_of_host: dict[str, list[int]] = defaultdict(list)
     for position, node in enumerate(spec.nodes):
@@ -356,7 +359,8 @@ def _slurm_on_cards(spec: FabricSpec, formats: Mapping[str, str]) -> tuple[Fabri
     dropped = set(from_slurm)
     nodes = list(spec.nodes)
     blocks: Counter[str] = Counter()
-    switches: Counter[str] = Counter()
+    switches: set[str] = set()
+    placed_hosts: set[str] = set()
     unknown: list[str] = []
     for position in from_slurm:
         host = spec.nodes[position]
@@ -374,8 +378,12 @@ def _slurm_on_cards(spec: FabricSpec, formats: Mapping[str, str]) -> tuple[Fabri
             continue
         for card in cards:
             nodes[card] = replace(nodes[card], attrs={**nodes[card].attrs, **placed})
-        blocks.update([placed["slurm_block"]] if "slurm_block" in placed else [])
-        switches.update([placed["slurm_switch"]] if "slurm_switch" in placed else [])
+        if placed:
+            placed_hosts.add(normalise_name(host.name))
+        if "slurm_block" in placed:
+            blocks[placed["slurm_block"]] += 1
+        if "slurm_switch" in placed:
+            switches.add(placed["slurm_switch"])
     kept_positions = [position for position in range(len(nodes)) if position not in dropped]
     kept_ids = {nodes[position].id for position in kept_positions}
     result = replace(
@@ -383,7 +391,6 @@ def _slurm_on_cards(spec: FabricSpec, formats: Mapping[str, str]) -> tuple[Fabri
         nodes=tuple(nodes[position] for position in kept_positions),
         links=tuple(link for link in spec.links if link.a in kept_ids and link.b in kept_ids),
     )
-    placed_hosts = {normalise_name(node.host) for node in result.nodes if node.kind == "card" and node.host and ("slurm_block" in node.attrs or "slurm_switch" in node.attrs)}
     unplaced = sorted((host for host in cards_of_host if host not in placed_hosts), key=natural_key)
     warnings = []
     if unknown:

@@ -15,7 +15,7 @@ fabric's figures across a chunk), and ``rank_failures`` orders the results.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -86,15 +86,49 @@ def failure_candidates(spec: FabricSpec, kind: str) -> list[str]:
     raise FailureError(f"unknown failure kind {kind!r}; expected one of {', '.join(FAILURE_KINDS)}")
 
 
-def fail_elements(spec: FabricSpec, element_ids: Sequence[str]) -> tuple[FabricSpec, list[int]]:
+@dataclass(frozen=True, eq=False)
+class _FabricIndex:
+    """What failing elements asks of a fabric, looked up once per fabric rather than once per
+    candidate of a search."""
+
+    switch_of: Mapping[str, str]  # switch id, or a name no other switch has -> switch id
+    switch_names: Counter[str]
+    kinds: Mapping[str, str]  # node id -> kind
+    cards_of_switch: Mapping[str, frozenset[str]]  # cabled to it directly or through their HCA
+    block_of_card: Mapping[str, str]  # attrs["slurm_block"] of the cards that have one
+
+    @classmethod
+    def of(cls, spec: FabricSpec) -> _FabricIndex:
+        switches = spec.switches()
+        names = Counter(node.name for node in switches)
+        switch_of = {node.name: node.id for node in switches if names[node.name] == 1}
+        switch_of.update((node.id, node.id) for node in switches)
+        kinds = {node.id: node.kind for node in spec.nodes}
+        cards_behind: dict[str, set[str]] = defaultdict(set)  # an HCA -> its cards; a card -> itself
+        for link in spec.links:
+            for near, far in ((link.a, link.b), (link.b, link.a)):
+                if kinds[near] == "card" and kinds[far] == "nic":
+                    cards_behind[far].add(near)
+        cards_of_switch: dict[str, set[str]] = defaultdict(set)
+        for link in spec.links:
+            for switch, other in ((link.a, link.b), (link.b, link.a)):
+                if kinds[switch] == "switch":
+                    cards_of_switch[switch] |= {other} if kinds[other] == "card" else cards_behind.get(other, set())
+        blocks = {card.id: card.attrs["slurm_block"] for card in spec.cards() if card.attrs.get("slurm_block") is not None}
+        frozen = {switch: frozenset(cards) for switch, cards in cards_of_switch.items()}
+        return cls(switch_of, names, kinds, frozen, blocks)
+
+
+def fail_elements(
+    spec: FabricSpec, element_ids: Sequence[str], *, index: _FabricIndex | None = None
+) -> tuple[FabricSpec, list[int]]:
     """The fabric with the elements' links down, and the positions of the links taken down.
 
     An element is ``link:<index>``, a switch id or a switch's name (when no other switch has
-    it). Raises ``FailureError`` naming every element that is none of these.
+    it). Raises ``FailureError`` naming every element that is none of these. ``index`` is
+    ``spec``'s, when the caller already has it.
     """
-    switch_of = _switch_ids(spec)
-    names = Counter(node.name for node in spec.switches())
-    nodes = {node.id: node.kind for node in spec.nodes}
+    index = index or _FabricIndex.of(spec)
     problems = []
     down_links: set[int] = set()
     failed_switches: set[str] = set()
@@ -105,12 +139,12 @@ def fail_elements(spec: FabricSpec, element_ids: Sequence[str]) -> tuple[FabricS
                 down_links.add(int(text))
             else:
                 problems.append(f"{element!r}: no such link; expected link:0 .. link:{len(spec.links) - 1}")
-        elif element in switch_of:
-            failed_switches.add(switch_of[element])
-        elif names[element] > 1:
-            problems.append(f"{element!r} names {names[element]} switches; use the id of the one you mean")
-        elif element in nodes:
-            problems.append(f"{element!r} is a {nodes[element]}; expected a switch id or name, or link:<index>")
+        elif element in index.switch_of:
+            failed_switches.add(index.switch_of[element])
+        elif index.switch_names[element] > 1:
+            problems.append(f"{element!r} names {index.switch_names[element]} switches; use the id of the one you mean")
+        elif element in index.kinds:
+            problems.append(f"{element!r} is a {index.kinds[element]}; expected a switch id or name, or link:<index>")
         else:
             problems.append(f"{element!r} is not in {spec.name!r}; expected a switch id or name, or link:<index>")
     if problems:
@@ -130,11 +164,12 @@ class FailureBaseline:
     workload: Workload
     simulator: Simulator  # compiled once: each candidate's fabric is derived from it
     result: dict[str, Any]
+    index: _FabricIndex
 
     @classmethod
     def of(cls, spec: FabricSpec, workload: Workload) -> FailureBaseline:
         simulator = _simulator(spec, workload.ranks)
-        return cls(hop_classes(spec), workload, simulator, _run(simulator, workload))
+        return cls(hop_classes(spec), workload, simulator, _run(simulator, workload), _FabricIndex.of(spec))
 
 
 def _simulator(spec: FabricSpec, ranks: Sequence[str] | None, compiled: CompiledFabric | None = None) -> Simulator:
@@ -167,7 +202,7 @@ def evaluate_failure(
     cards, left out of the run after), ``after_bottleneck``.
     """
     baseline = baseline or FailureBaseline.of(spec, workload)
-    failed, down = fail_elements(spec, element_ids)
+    failed, down = fail_elements(spec, element_ids, index=baseline.index)
     pairs = _PairsBeforeAfter(baseline.hops, hop_classes(failed))
     cut_off = pairs.cut_off()
     ranks = list(workload.ranks) if workload.ranks is not None else list(pairs.card_ids)
@@ -183,8 +218,8 @@ def evaluate_failure(
         "cards_cut_off": sorted(cut_off)[:50],
         "degraded_pairs": pairs.count((pairs.after > pairs.before) & (pairs.after >= 0) & (pairs.before >= 0)),
         "disconnected_pairs": pairs.count((pairs.after < 0) & (pairs.before >= 0)),
-        "blast_radius": _blast_radius(spec, element_ids, down, cut_off),
-        "blast_radius_by_block": _blast_radius_by_block(spec, cut_off),
+        "blast_radius": _blast_radius(baseline.index, element_ids, cut_off),
+        "blast_radius_by_block": _blast_radius_by_block(baseline.index, cut_off),
         "workload": _workload_change(baseline.result, after, len(ranks) - len(surviving), workload),
     }
 
@@ -233,52 +268,24 @@ class _PairsBeforeAfter:
         return {self.card_ids[position] for position in np.flatnonzero(~kept[self.card_joint])}
 
 
-def _blast_radius(spec: FabricSpec, element_ids: Sequence[str], down: Sequence[int], cut_off: set[str]) -> dict[str, dict[str, int]]:
+def _blast_radius(index: _FabricIndex, element_ids: Sequence[str], cut_off: set[str]) -> dict[str, dict[str, int]]:
     """Per failed switch (named as the user named it): the cards cabled to it, directly or
-    through their HCA, and how many of those are cut off. Every link of a failed switch is among
-    the links taken ``down``, so only those are looked at."""
-    switch_of = _switch_ids(spec)
-    attached: dict[str, set[str]] = {
-        switch_of[element]: set() for element in element_ids if element in switch_of
-    }
-    if attached:
-        kinds = {node.id: node.kind for node in spec.nodes}
-        card_behind: dict[str, set[str]] = defaultdict(set)  # HCA -> its cards
-        for link in spec.links:
-            for card, other in ((link.a, link.b), (link.b, link.a)):
-                if kinds[card] == "card" and kinds[other] == "nic":
-                    card_behind[other].add(card)
-        for link in (spec.links[position] for position in down):
-            for switch, other in ((link.a, link.b), (link.b, link.a)):
-                if switch in attached:
-                    attached[switch] |= {other} if kinds[other] == "card" else card_behind.get(other, set())
-    names = {switch_of[element]: element for element in element_ids if element in switch_of}
+    through their HCA, and how many of those are cut off."""
+    switches = {element: index.switch_of[element] for element in element_ids if element in index.switch_of}
     return {
-        names[switch]: {"cards_attached": len(members), "cards_cut_off": len(members & cut_off)}
-        for switch, members in attached.items()
+        element: {"cards_attached": len(members), "cards_cut_off": len(members & cut_off)}
+        for element, switch in switches.items()
+        for members in [index.cards_of_switch.get(switch, frozenset())]
     }
 
 
-def _switch_ids(spec: FabricSpec) -> dict[str, str]:
-    """Switch id or unique name -> switch id (uploaded fabrics key switches by GUID: people
-    name them as the map does)."""
-    names = Counter(node.name for node in spec.switches())
-    by_name = {node.name: node.id for node in spec.switches() if names[node.name] == 1}
-    return {**by_name, **{node.id: node.id for node in spec.switches()}}
-
-
-def _blast_radius_by_block(spec: FabricSpec, cut_off: set[str]) -> dict[str, dict[str, int]] | None:
+def _blast_radius_by_block(index: _FabricIndex, cut_off: set[str]) -> dict[str, dict[str, int]] | None:
     """Per Slurm block that loses cards (``attrs["slurm_block"]`` of the cards): its cards and
     how many are cut off; None when the fabric has no Slurm blocks."""
-    cards: Counter[str] = Counter()
-    lost: Counter[str] = Counter()
-    for card in spec.cards():
-        block = card.attrs.get("slurm_block")
-        if block is not None:
-            cards[block] += 1
-            lost[block] += card.id in cut_off
-    if not cards:
+    if not index.block_of_card:
         return None
+    cards = Counter(index.block_of_card.values())
+    lost = Counter(index.block_of_card[card] for card in cut_off if card in index.block_of_card)
     return {block: {"cards": cards[block], "cards_cut_off": lost[block]} for block in sorted(cards) if lost[block]}
 
 
