@@ -7,7 +7,7 @@ import re
 import shutil
 import tarfile
 
-from tests.stack import Stack
+from tests.stack import ROOT, Stack
 from tests.test_browser_e2e import ARTIFACTS, browser, log_in, pytestmark  # noqa: F401  (fixture, marks)
 from twin.common.embedded import EmbeddedRedis
 from twin.ingest.writers.superpod import superpod_files
@@ -105,6 +105,36 @@ def test_an_uploaded_superpod_runs_every_kind_of_run_from_its_page(tmp_path, sta
             page.click("#whatif-form button[type=submit]")
             page.wait_for_selector(".run-widget[data-status=succeeded]", timeout=300000)
             page.screenshot(path=str(ARTIFACTS / "uploaded-superpod-whatif.png"), full_page=True)
+    finally:
+        redis.stop()
+        shutil.rmtree(tmp_path / "redis", ignore_errors=True)
+
+
+def test_a_cloud_hint_files_scale_up_is_set_at_upload_and_corrected_from_the_fabric_page(tmp_path, stack_database_url, browser):
+    """An Azure ND A100 v4 hint file leaves NVLink out: the Upload page's NVLink field sets
+    the completed NVSwitch's bandwidth, and the fabric page's form corrects it afterwards."""
+    hint = tmp_path / "ndv4-host01.xml"
+    hint.write_bytes((ROOT / "tests" / "data" / "nccl_xml" / "azure-ndv4-topo.xml").read_bytes())
+    redis = EmbeddedRedis(workdir=tmp_path / "redis").start()
+    try:
+        with Stack(data_dir=tmp_path, env_overrides={"DATABASE_URL": stack_database_url, "REDIS_URL": redis.url}) as stack:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            log_in(page, stack.base_url)
+            page.goto(stack.base_url + "/upload/")
+            page.set_input_files("input[name=file]", [str(hint)])
+            page.fill("#id_fabric", "ndv4")
+            page.fill("#id_nvlink_gbps", "1200")
+            page.click("#upload-form button[type=submit]")
+            page.wait_for_selector("#upload-open", timeout=60000)
+            page.click("#upload-open")
+            page.wait_for_selector("#scale-up-completed")
+            assert "1,200 Gb/s per GPU (set at upload)" in page.inner_text("#scale-up-completed")
+
+            page.fill("#scale-up-form [name=nvlink_gbps]", "2400")
+            page.click("#scale-up-form button[type=submit]")
+            page.wait_for_selector("#scale-up-completed")
+            assert "v2" in page.inner_text("h2") and "2,400 Gb/s per GPU" in page.inner_text("#scale-up-completed")
+            page.screenshot(path=str(ARTIFACTS / "uploaded-hint-scale-up.png"), full_page=True)
     finally:
         redis.stop()
         shutil.rmtree(tmp_path / "redis", ignore_errors=True)
