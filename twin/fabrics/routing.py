@@ -3,5 +3,5 @@ from django.urls import path
 from .consumers import FabricConsumer
 
 websocket_urlpatterns = [
-    path("ws/fabrics/<int:fabric_id>/", FabricConsumer.as_asgi()),
+    path("ws/fabrics/<id:fabric_id>/", FabricConsumer.as_asgi()),
 ]

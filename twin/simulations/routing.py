@@ -3,5 +3,5 @@ from django.urls import path
 from .consumers import ReplayConsumer
 
 websocket_urlpatterns = [
-    path("ws/replays/<int:run_id>/", ReplayConsumer.as_asgi()),
+    path("ws/replays/<id:run_id>/", ReplayConsumer.as_asgi()),
 ]
