@@ -100,6 +100,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "twin.accounts.middleware.LoginRequiredMiddleware",
+    "twin.fabrics.access.FabricAccessMiddleware",
 ]
 
 ROOT_URLCONF = "twin.urls"

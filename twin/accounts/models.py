@@ -3,7 +3,7 @@ from django.contrib.auth.models import AbstractUser
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
-__all__ = ("Role", "User")
+__all__ = ("Role", "Team", "User")
 
 
 class Role(models.TextChoices):
@@ -33,3 +33,17 @@ class User(AbstractUser):
     @property
     def is_admin(self) -> bool:
         return self.has_role(Role.ADMIN)
+
+
+class Team(models.Model):
+    """A group of users that a fabric can be given to: a fabric with a team is seen only by its
+    members (and admins); a fabric without one is seen by everyone, as before teams existed."""
+
+    name = models.CharField(max_length=100, unique=True)
+    members = models.ManyToManyField(User, related_name="teams", blank=True)
+
+    class Meta:
+        ordering = ("name",)
+
+    def __str__(self) -> str:
+        return self.name

@@ -1,4 +1,6 @@
-"""API permissions by role: reading needs a viewer, writing an operator."""
+"""API permissions by role: reading needs a viewer, writing an operator; and a fabric given to
+a team is seen only by its members (twin.fabrics.access)."""
+from rest_framework.exceptions import NotFound
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
 from .models import Role
@@ -14,7 +16,13 @@ class RolePermission(BasePermission):
         if not (user and user.is_authenticated):
             return False
         needed = Role.VIEWER if request.method in SAFE_METHODS else Role.OPERATOR
-        return user.has_role(needed)
+        if not user.has_role(needed):
+            return False
+        from twin.fabrics.access import route_hidden_from  # fabrics' models load after this app
+
+        if route_hidden_from(user, request.resolver_match.url_name if request.resolver_match else None, view.kwargs):
+            raise NotFound("No such fabric.")  # as if it did not exist: nothing leaks to outsiders
+        return True
 
 
 class AdminPermission(BasePermission):

@@ -2,7 +2,10 @@
 object's group and is sent its current state, then every change pushed to the group."""
 import logging
 
+from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+
+from twin.fabrics.access import route_hidden_from
 
 __all__ = ("CLOSE_UNAUTHENTICATED", "CLOSE_NOT_FOUND", "CLOSE_LAYER_UNAVAILABLE", "GroupConsumer")
 
@@ -15,7 +18,8 @@ CLOSE_LAYER_UNAVAILABLE = 4503
 
 
 class GroupConsumer(AsyncJsonWebsocketConsumer):
-    """Refuses anonymous users (4401) and unknown objects (4404); when Redis cannot be reached it
+    """Refuses anonymous users (4401) and unknown objects or those of a fabric the user may not
+    see (4404); when Redis cannot be reached it
     sends the current state and closes (4503), and the page reconnects by itself.
 
     Subclasses name the object's group (`group_for`) and give the opening messages
@@ -36,7 +40,11 @@ class GroupConsumer(AsyncJsonWebsocketConsumer):
         if user is None or not user.is_authenticated:
             await self.refuse(CLOSE_UNAUTHENTICATED)
             return
-        group = self.group_for(self.scope["url_route"]["kwargs"])
+        route_kwargs = self.scope["url_route"]["kwargs"]
+        if await database_sync_to_async(route_hidden_from)(user, None, route_kwargs):
+            await self.refuse(CLOSE_NOT_FOUND)
+            return
+        group = self.group_for(route_kwargs)
         opening = await self.opening_messages()
         if opening is None:
             await self.refuse(CLOSE_NOT_FOUND)

@@ -61,14 +61,14 @@ class FabricListApi(generics.ListAPIView):
     serializer_class = FabricSerializer
 
     def get_queryset(self):
-        return fabric_list()
+        return fabric_list(self.request.user)
 
 
 class FabricDetailApi(generics.RetrieveAPIView):
     serializer_class = FabricSerializer
 
     def get_queryset(self):
-        return fabric_list()
+        return fabric_list(self.request.user)
 
 
 class SnapshotUploadSerializer(serializers.Serializer):

@@ -19,6 +19,11 @@ class Fabric(models.Model):
     description = models.TextField(blank=True)
     transport = models.JSONField(default=dict, blank=True, help_text="Calibrated transport overrides used by simulations")
     calibration = models.JSONField(default=dict, blank=True, help_text="How the transport was fitted: source, parameters, errors")
+    # PROTECT: deleting a team must not quietly open its fabrics to everyone.
+    team = models.ForeignKey(
+        "accounts.Team", null=True, blank=True, on_delete=models.PROTECT, related_name="fabrics",
+        help_text="Only this team's members (and admins) see the fabric; empty: everyone does.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -8,6 +8,7 @@ from twin.common.errors import ApplicationError
 from twin.simcore.diff import FINDING_CLASSES, SEVERITIES, DiffReport, Finding, diff_fabrics
 from twin.simcore.model import FabricSpec, LinkSpec, NodeSpec
 
+from .access import fabrics_visible_to
 from .models import Fabric, Link, Node, Snapshot
 
 __all__ = ("fabric_list", "snapshot_spec_get", "snapshot_diff", "diff_findings", "DIFF_SORTS", "snapshot_search", "node_detail", "SEARCH_LIMIT")
@@ -18,8 +19,9 @@ NODE_FIELDS = ("pk", "key", "kind", "name", "tier", "radix", "host", "attrs")
 LINK_FIELDS = ("a_id", "a_port", "b_id", "b_port", "bandwidth_gbps", "latency_ns", "state", "domain", "attrs")
 
 
-def fabric_list() -> QuerySet[Fabric]:
-    return Fabric.objects.prefetch_related("snapshots").order_by("name")
+def fabric_list(user) -> QuerySet[Fabric]:
+    """The fabrics `user` may see (twin.fabrics.access)."""
+    return fabrics_visible_to(user, Fabric.objects.prefetch_related("snapshots")).order_by("name")
 
 
 def snapshot_spec_get(*, snapshot_id: int) -> FabricSpec:

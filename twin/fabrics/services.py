@@ -18,6 +18,7 @@ from twin.simcore.model import FabricSpec
 from twin.whatif.errors import WhatIfError
 from twin.whatif.rules import design_rules
 
+from .access import fabric_hidden_from
 from .models import Fabric, Link, Node, Snapshot, SnapshotLayout, SnapshotRole
 from .realtime import fabric_broadcast_snapshot
 from .selectors import snapshot_spec_get
@@ -82,6 +83,8 @@ def snapshot_create(
     `completion` (what was added to the files, and the warnings) is kept in the summary."""
     spec.validate()
     fabric = fabric_get_or_create_locked(fabric_name)
+    if user is not None and fabric_hidden_from(user, fabric.pk):
+        raise ApplicationError(f"The name {fabric_name!r} is taken by a fabric of another team; choose another name.")
     last = fabric.snapshots.order_by("-version").values_list("version", flat=True).first() or 0
     summary = fabric_summary(spec)
     summary["design"] = snapshot_design(spec)

@@ -48,7 +48,7 @@ FABRIC_SORTS = {  # value in the URL -> (label, ordering)
 
 def fabric_list_page(request):
     """Fabrics filtered by name, sorted, a page at a time."""
-    fabrics = fabric_list()
+    fabrics = fabric_list(request.user)
     query_text = request.GET.get("q", "").strip()
     if query_text:
         fabrics = fabrics.filter(name__icontains=query_text)

@@ -8,7 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from twin.common.params import id_from_text
-from twin.fabrics.models import Snapshot
+from twin.fabrics.access import VisibleSnapshotField, fabrics_visible_to
 
 from twin.operations.exports import placement_csv, slurm_hostfile, slurm_hostlist
 from twin.simulations.models import ReplayPlayback
@@ -138,7 +138,7 @@ RUN_PARAMS = {
 
 class RunCreateSerializer(serializers.Serializer):
     kind = serializers.ChoiceField(RunKind.choices)
-    snapshot = serializers.PrimaryKeyRelatedField(queryset=Snapshot.objects.all())
+    snapshot = VisibleSnapshotField()
     params = serializers.DictField(required=False, default=dict, help_text="hop_stats: none; collective: collective, size_bytes, algorithm, protocol, ecmp, channels, in_switch_reduction")
 
     def validate(self, data: dict) -> dict:
@@ -154,7 +154,7 @@ class RunListCreateApi(generics.ListCreateAPIView):
     serializer_class = RunSerializer
 
     def get_queryset(self):
-        queryset = Run.objects.order_by("-created_at", "-id")
+        queryset = Run.objects.filter(snapshot__fabric__in=fabrics_visible_to(self.request.user)).order_by("-created_at", "-id")
         wanted = self.request.query_params.get("snapshot")
         if wanted is not None:
             snapshot_id = id_from_text(wanted)
@@ -166,7 +166,7 @@ class RunListCreateApi(generics.ListCreateAPIView):
     @extend_schema(request=RunCreateSerializer, responses={201: RunSerializer})
     def post(self, request):
         """Start a run in the background; its state is pushed on `ws_url` and readable at `url`."""
-        given = RunCreateSerializer(data=request.data)
+        given = RunCreateSerializer(data=request.data, context={"request": request})
         given.is_valid(raise_exception=True)
         run = run_create(
             kind=RunKind(given.validated_data["kind"]),

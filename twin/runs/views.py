@@ -8,6 +8,7 @@ from twin.accounts.decorators import role_required
 from twin.accounts.models import Role
 from twin.common.errors import ApplicationError
 from twin.common.pages import paged
+from twin.fabrics.access import fabrics_visible_to
 from twin.fabrics.models import Snapshot
 from twin.operations.exports import read_rank_mapping
 from twin.fabrics.services import source_files_from_uploads
@@ -33,7 +34,7 @@ RUN_SORTS = {  # value in the URL -> (label, ordering)
 
 def run_list_page(request):
     """Every run, filtered by kind, status and fabric, sorted, a page at a time."""
-    runs = Run.objects.select_related("snapshot__fabric", "created_by")
+    runs = Run.objects.filter(snapshot__fabric__in=fabrics_visible_to(request.user)).select_related("snapshot__fabric", "created_by")
     kind, status, fabric = request.GET.get("kind", ""), request.GET.get("status", ""), request.GET.get("fabric", "")
     if kind in RunKind.values:
         runs = runs.filter(kind=kind)

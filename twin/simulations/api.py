@@ -7,6 +7,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from twin.common.api import JSONParser
+from twin.fabrics.access import VisibleFabricField
 from twin.fabrics.models import Fabric
 from twin.fabrics.services import source_files_from_uploads
 
@@ -23,7 +24,7 @@ class TraceFileSerializer(serializers.ModelSerializer):
 
 
 class TraceUploadSerializer(serializers.Serializer):
-    fabric = serializers.PrimaryKeyRelatedField(queryset=Fabric.objects.all())
+    fabric = VisibleFabricField()
     file = serializers.FileField(allow_empty_file=True, help_text="Our trace format (JSON lines or CSV), an NCCL debug log, or nccl-tests output")
 
 
@@ -34,7 +35,7 @@ class TraceUploadApi(APIView):
 
     @extend_schema(request=TraceUploadSerializer, responses={201: TraceFileSerializer})
     def post(self, request):
-        given = TraceUploadSerializer(data=request.data)
+        given = TraceUploadSerializer(data=request.data, context={"request": request})
         given.is_valid(raise_exception=True)
         source = source_files_from_uploads([given.validated_data["file"]])[0]
         trace = trace_file_create(fabric=given.validated_data["fabric"], source=source, user=request.user)
