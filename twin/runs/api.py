@@ -84,7 +84,7 @@ class WorkloadParams(serializers.Serializer):
 
 
 class FailureParams(serializers.Serializer):
-    elements = serializers.ListField(child=serializers.CharField(), default=list, help_text="Fail these together: switch ids or link:<index>")
+    elements = serializers.ListField(child=serializers.CharField(), default=list, help_text="Fail these together: switch names or ids, or link:<index>")
     worst = serializers.ChoiceField(("switch", "leaf", "link"), required=False, help_text="Or search the worst single failure of this kind")
     workload = WorkloadParams(default=dict)
 

@@ -55,7 +55,7 @@ class PlacementForm(forms.Form):
 
 class FailureForm(forms.Form):
     worst = forms.ChoiceField(label=_("Search the worst single failure of"), required=False, choices=[("", _("— or fail the elements below —")), ("switch", _("any switch")), ("leaf", _("a leaf switch")), ("link", _("a link"))])
-    elements = forms.CharField(label=_("Elements to fail together"), required=False, help_text=_("Switch ids or link:<index>, separated by commas"))
+    elements = forms.CharField(label=_("Elements to fail together"), required=False, help_text=_("Switch names (as on the map) or ids, or link:<index>, separated by commas"))
     collective = forms.ChoiceField(label=_("Workload"), choices=[(c, c) for c in COLLECTIVES], initial="allreduce")
     size = forms.CharField(label=_("Size per rank"), initial="1GiB")
 
