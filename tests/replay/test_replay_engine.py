@@ -34,6 +34,23 @@ def test_single_ring_allreduce_matches_the_simulator():
     summary = replay_summary(replay)
     assert summary["operations"]["allreduce"]["stretch"] == pytest.approx(1.0)
     assert summary["operations"]["allreduce"]["algorithms"] == {"ring": 1}
+    assert summary["operations"]["allreduce"]["protocols"] == {alone["protocol"]: 1}
+
+
+def test_each_operation_records_the_protocol_the_tuner_would_pick():
+    """Small messages go by a low-latency protocol, large ones by Simple, for collectives as for
+    point-to-point flows, as the simulation core (NCCL's tuner) picks them."""
+    replay = replayed(
+        CollectiveEvent(0.0, "allreduce", tuple(range(8)), 1024),
+        CollectiveEvent(0.0, "allreduce", tuple(range(8, 16)), 256_000_000),
+        FlowEvent(0.0, 16, 40, 1024),
+        FlowEvent(0.0, 17, 41, 256_000_000),
+    )
+    small, large, small_flow, large_flow = (replay.costs[replay.cost_index[position]] for position in range(4))
+    assert small.protocol == Simulator(SPEC, ranks=CARDS[:8]).run("allreduce", 1024)["protocol"] and small.protocol != "Simple"
+    assert large.protocol == "Simple" and large_flow.protocol == "Simple" and small_flow.protocol in ("LL", "LL128")
+    summary = replay_summary(replay)
+    assert sum(summary["operations"]["flow"]["protocols"].values()) == summary["operations"]["flow"]["count"] == 2
 
 
 def test_down_links_carry_nothing_and_the_rest_still_matches():

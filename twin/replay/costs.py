@@ -78,10 +78,12 @@ class ReplayOptions:
 
 @dataclass(frozen=True, eq=False)
 class EventCost:
-    """One distinct operation run alone: duration, algorithm and bytes per arc it loads."""
+    """One distinct operation run alone: duration, algorithm, NCCL protocol (LL, LL128 or
+    Simple, chosen per operation as NCCL's tuner would) and bytes per arc it loads."""
 
     duration_s: float
     algorithm: str
+    protocol: str
     arcs: np.ndarray  # FabricLayout arc ids, ascending
     arc_bytes: np.ndarray  # bytes on each of ``arcs``
 
@@ -145,13 +147,13 @@ class CostModel:
         # direction (links are full duplex), so it reads the per-arc bytes of the chosen run.
         evaluation = simulator.evaluate(op, size_bytes, chosen)
         loaded = np.flatnonzero(evaluation.arc_bytes > 0)
-        return self._cost(evaluation.time, chosen, loaded, evaluation.arc_bytes[loaded])
+        return self._cost(evaluation.time, chosen, evaluation.protocol, loaded, evaluation.arc_bytes[loaded])
 
-    def _cost(self, duration_s: float, algorithm: str, compiled_arcs: np.ndarray, arc_bytes: np.ndarray) -> EventCost:
+    def _cost(self, duration_s: float, algorithm: str, protocol: str, compiled_arcs: np.ndarray, arc_bytes: np.ndarray) -> EventCost:
         """An ``EventCost`` from bytes on compiled arcs, renumbered as layout arcs."""
         arcs = self.layout_arc[compiled_arcs]
         order = np.argsort(arcs)
-        return EventCost(float(duration_s), algorithm, arcs[order], arc_bytes[order])
+        return EventCost(float(duration_s), algorithm, protocol, arcs[order], arc_bytes[order])
 
     # -- flows ---------------------------------------------------------------------------------
 
@@ -171,15 +173,17 @@ class CostModel:
         rates = _independent_rates(incidence, compiled.arc_capacity, np.tile(np.arange(count), channels))
         per_channel = np.tile(sizes, channels) / channels
         # Each send with its fastest protocol, as NCCL's tuner picks one per operation.
-        duration = np.full(count, np.inf)
-        for protocol in PROTOCOLS:
-            costs = self.transport.flow_costs(protocol, routes.scale_out, routes.latency)
-            times = costs.base + step_time(per_channel, rates * costs.efficiency, costs.alpha, costs.chunk_bytes, costs.chunks_in_flight)
-            duration = np.minimum(duration, np.asarray(times, dtype=float).reshape(channels, count).max(axis=0))
+        protocol_times = np.stack([
+            np.asarray(costs.base + step_time(per_channel, rates * costs.efficiency, costs.alpha, costs.chunk_bytes, costs.chunks_in_flight), dtype=float)
+            .reshape(channels, count).max(axis=0)
+            for costs in (self.transport.flow_costs(protocol, routes.scale_out, routes.latency) for protocol in PROTOCOLS)
+        ])  # fmt: skip
+        fastest = protocol_times.argmin(axis=0)
+        duration = protocol_times[fastest, np.arange(count)]
         arc_bytes = _rows_to_flows(incidence, per_channel, count)
         bounds = arc_bytes.indptr
         return [
-            self._cost(duration[number], FLOW, arc_bytes.indices[bounds[number] : bounds[number + 1]], arc_bytes.data[bounds[number] : bounds[number + 1]])
+            self._cost(duration[number], FLOW, PROTOCOLS[fastest[number]], arc_bytes.indices[bounds[number] : bounds[number + 1]], arc_bytes.data[bounds[number] : bounds[number + 1]])
             if sizes[number] > 0
             else _nothing()
             for number in range(count)
@@ -211,4 +215,4 @@ def _independent_rates(incidence: sparse.csr_array, capacity: np.ndarray, group:
 
 
 def _nothing() -> EventCost:
-    return EventCost(0.0, NOTHING, np.zeros(0, dtype=np.intp), np.zeros(0))
+    return EventCost(0.0, NOTHING, NOTHING, np.zeros(0, dtype=np.intp), np.zeros(0))

@@ -23,7 +23,7 @@ def replay_summary(replay: Replay, *, top: int = 10) -> dict[str, Any]:
     ``events`` (``total``, ``collectives``, ``flows``, ``stretched``,
     ``distinct_operations``, ``cache_hit_rate``), ``operations`` (per
     operation: ``count``, ``bytes``, ``time_s`` as run, ``solo_s`` as if
-    alone, ``stretch`` = their ratio, ``algorithms``), ``busiest_links``
+    alone, ``stretch`` = their ratio, ``algorithms`` and ``protocols`` with their counts), ``busiest_links``
     (by bytes over the whole replay), ``peak_congestion`` and ``link_classes``
     (per class: ``links``, ``bytes``, ``mean_utilization``, ``max_utilization``
     over the whole replay).
@@ -39,7 +39,7 @@ def replay_summary(replay: Replay, *, top: int = 10) -> dict[str, Any]:
     link_bytes = arc_bytes[: layout.link_count] + arc_bytes[layout.link_count :]
     link_utilization = layout.link_values(arc_utilization)
 
-    operations: dict[str, dict[str, Any]] = defaultdict(lambda: {"count": 0, "bytes": 0, "time_s": 0.0, "solo_s": 0.0, "algorithms": Counter()})
+    operations: dict[str, dict[str, Any]] = defaultdict(lambda: {"count": 0, "bytes": 0, "time_s": 0.0, "solo_s": 0.0, "algorithms": Counter(), "protocols": Counter()})
     for position, event in enumerate(events):
         name = FLOW if isinstance(event, FlowEvent) else event.op
         entry = operations[name]
@@ -47,10 +47,13 @@ def replay_summary(replay: Replay, *, top: int = 10) -> dict[str, Any]:
         entry["bytes"] += event.bytes
         entry["time_s"] += float(taken[position])
         entry["solo_s"] += float(solo[position])
-        entry["algorithms"][replay.costs[replay.cost_index[position]].algorithm] += 1
+        cost = replay.costs[replay.cost_index[position]]
+        entry["algorithms"][cost.algorithm] += 1
+        entry["protocols"][cost.protocol] += 1
     for entry in operations.values():
         entry["stretch"] = entry["time_s"] / entry["solo_s"] if entry["solo_s"] > 0 else 1.0
         entry["algorithms"] = dict(entry["algorithms"].most_common())
+        entry["protocols"] = dict(entry["protocols"].most_common())
 
     busiest = np.argsort(-link_bytes, kind="stable")[:top]
     flows = sum(isinstance(event, FlowEvent) for event in events)
