@@ -58,6 +58,14 @@ def test_a_known_transport_is_recovered_within_its_standard_errors():
     assert clean["standard_errors"]["in_switch_efficiency"] < noisy["standard_errors"]["in_switch_efficiency"] / 10
 
 
+def test_a_small_physical_latency_is_not_taken_for_a_bound():
+    made = Simulator(eight_h100(), transport={"in_switch_latency_ns": 50.0})
+    sizes = [2.0**power for power in range(10, 30, 3)]
+    points = [(size, made.run("allreduce", size, "in_switch")["busbw_GBps"]) for size in sizes]
+    small = calibrate(eight_h100(), points, algorithm="in_switch", fit=NVLS)
+    assert small["parameters"]["in_switch_latency_ns"] == pytest.approx(50.0, abs=1.0)
+
+
 def test_any_subset_of_parameters_with_as_many_points():
     one = calibrate(eight_h100(), H100_POINTS[-1:], algorithm="in_switch", fit=("in_switch_efficiency",))
     assert set(one["parameters"]) == {"in_switch_efficiency"} and one["transport"] == {"in_switch_efficiency": one["parameters"]["in_switch_efficiency"]}

@@ -51,8 +51,9 @@ FITTABLE: dict[str, tuple[str, float, float, float]] = {
     "in_switch_efficiency": _FRACTION,
 }
 DEFAULT_FIT = ("scale_up.efficiency", "scale_up.Simple.hop_latency_ns")
-# A parameter whose fitted value sits within this share of its range from a bound is "at" it.
-_AT_BOUND = 1e-4
+# A parameter whose fitted value sits within this share of its range from a bound is "at" it
+# (1 ns for a latency), as is one the optimiser reports held by its bound.
+_AT_BOUND = 1e-6
 # |correlation| above this: the two parameters move together and the points cannot separate them.
 _DEGENERATE = 0.9999
 
@@ -126,7 +127,7 @@ def calibrate(
         key=lambda solution: solution.cost,
     )
     jacobian = _jacobian(residuals, best.x, best.fun, lower, upper)
-    _refuse_untrustworthy(fit, best.x, jacobian, lower, upper, scale)
+    _refuse_untrustworthy(fit, best.x, best.active_mask, jacobian, lower, upper, scale)
     standard_errors = _standard_errors(fit, best.fun, jacobian, scale)
     results = predict(best.x, sizes)
     predicted_busbw = np.array([result["busbw_GBps"] for result in results])
@@ -175,7 +176,9 @@ def _jacobian(residuals: Any, x: np.ndarray, at_x: np.ndarray, lower: np.ndarray
     return np.column_stack(columns)
 
 
-def _refuse_untrustworthy(fit: Sequence[str], x: np.ndarray, jacobian: np.ndarray, lower: np.ndarray, upper: np.ndarray, scale: np.ndarray) -> None:
+def _refuse_untrustworthy(
+    fit: Sequence[str], x: np.ndarray, held_by_bound: np.ndarray, jacobian: np.ndarray, lower: np.ndarray, upper: np.ndarray, scale: np.ndarray
+) -> None:
     """Raise when a parameter moves no prediction, a value is pinned at its physical bound (the
     points ask for one beyond it), or two parameters move the predictions alike."""
     idle = [name for index, name in enumerate(fit) if not np.any(jacobian[:, index])]
@@ -183,7 +186,7 @@ def _refuse_untrustworthy(fit: Sequence[str], x: np.ndarray, jacobian: np.ndarra
         raise TwinCoreError(f"{', '.join(idle)} changes no prediction of these runs (not used by their algorithm or protocol); leave it out of the fit")
     margin = _AT_BOUND * (upper - lower)
     for index, name in enumerate(fit):
-        if lower[index] + margin[index] < x[index] < upper[index] - margin[index]:
+        if not held_by_bound[index] and lower[index] + margin[index] < x[index] < upper[index] - margin[index]:
             continue
         raise TwinCoreError(
             f"the measurements ask for {name} beyond its physical range ({_range(name)}): the fit stops at "
