@@ -70,14 +70,78 @@ def test_filters_sort_csv_and_pages(viewer_client, operator_client, small_snapsh
     assert len(rows) == 3 and {"measured_busbw_GBps", "predicted_busbw_GBps", "relative_error"} <= set(rows[0])
 
 
-def test_calibration_from_chosen_entries(operator_client, small_snapshot):
+SLOWER = {"scale_up": {"efficiency": 0.6, "Simple": {"hop_latency_ns": 5000.0}}}
+SIZES = [2**20, 2**22, 2**24, 2**26, 2**28, 2**30]
+
+
+def slower_points(snapshot, cards: int = 64) -> str:
+    """What the small fabric's first `cards` cards would measure in a Simple ring with a slower
+    transport than the defaults: "size busbw" lines."""
+    from twin.fabrics.selectors import snapshot_spec_get
+    from twin.simcore.simulate import Simulator
+
+    spec = snapshot_spec_get(snapshot_id=snapshot.pk)
+    slower = Simulator(spec, ranks=[card.id for card in spec.cards()][:cards], transport=SLOWER)
+    return "\n".join(f"{size} {slower.run('allreduce', size, 'ring', 'Simple')['busbw_GBps']}" for size in SIZES)
+
+
+def nccl_tests_report(points: str) -> str:
+    """An all_reduce_perf report on the sample's 8 GPUs with these "size busbw" points."""
+    header = SAMPLE.read_text().splitlines()[:15]
+    rows = []
+    for line in points.splitlines():
+        size, busbw = int(line.split()[0]), float(line.split()[1])
+        algbw = busbw / (2 * 7 / 8)
+        timing = f"{size / algbw / 1e3:10.2f} {algbw:7.2f} {busbw:7.2f}      0"
+        rows.append(f"{size:12d} {size // 4:13d}     float     sum      -1 {timing} {timing}")
+    return "\n".join([*header, *rows, "# Avg bus bandwidth    : 1.0", ""])
+
+
+def calibrate_from_page(client, fabric_id, entries, **fields):
+    return client.post(f"/fabrics/{fabric_id}/journal/calibrate/", {"experiment": [entry.pk for entry in entries], **fields}, follow=True)
+
+
+def test_calibration_of_chosen_parameters_from_chosen_entries(operator_client, small_snapshot):
+    fabric_id = small_snapshot.fabric_id
+    record(operator_client, fabric_id, collective="allreduce", card_count=64, manual_points=slower_points(small_snapshot), algorithm="Ring", protocol="Simple", title="slow ring")
+    journal = operator_client.get(f"/fabrics/{fabric_id}/journal/").content.decode()
+    assert 'value="scale_up.Simple.hop_latency_ns"' in journal and 'name="held_out"' in journal
+    response = calibrate_from_page(operator_client, fabric_id, Experiment.objects.all(), fit=["scale_up.efficiency", "scale_up.Simple.hop_latency_ns"])
+    page = response.content.decode()
+    assert response.status_code == 200 and "Calibrated: simulations of small now use the fitted transport." in page, page[-3000:]
+    fabric = small_snapshot.fabric
+    fabric.refresh_from_db()
+    fitted = fabric.calibration["parameters"]
+    assert fitted["scale_up.efficiency"] == pytest.approx(0.6, rel=1e-3) and fitted["scale_up.Simple.hop_latency_ns"] == pytest.approx(5000, rel=1e-2)
+    assert fabric.transport["scale_up"]["efficiency"] == fitted["scale_up.efficiency"]
+    assert set(fabric.calibration["standard_errors"]) == set(fitted) and "<code>scale_up.Simple.hop_latency_ns</code>" in page and "±" in page
+
+
+def test_validation_holds_sizes_out_and_changes_nothing(operator_client, small_snapshot):
+    fabric_id = small_snapshot.fabric_id
+    record(operator_client, fabric_id, collective="allreduce", card_count=64, manual_points=slower_points(small_snapshot), algorithm="Ring", protocol="Simple")
+    response = calibrate_from_page(operator_client, fabric_id, Experiment.objects.all(), fit=["scale_up.efficiency"], held_out="16MiB, 1GiB")
+    page = response.content.decode()
+    assert response.status_code == 200 and "Validation: at the held-out sizes" in page and page.count('class="held-out"') == 2
+    small_snapshot.fabric.refresh_from_db()
+    assert small_snapshot.fabric.transport == {} and small_snapshot.fabric.calibration == {}
+    unknown = calibrate_from_page(operator_client, fabric_id, Experiment.objects.all(), fit=["scale_up.efficiency"], held_out="16MB")
+    assert b"held-out sizes [16000000] are not among the measured sizes" in unknown.content
+    unreadable = calibrate_from_page(operator_client, fabric_id, Experiment.objects.all(), fit=["scale_up.efficiency"], held_out="lots")
+    assert b"cannot read size" in unreadable.content
+    nothing = calibrate_from_page(operator_client, fabric_id, Experiment.objects.all())
+    assert b"Choose at least one parameter to fit." in nothing.content
+
+
+def test_a_non_physical_fit_is_refused_and_stores_nothing(operator_client, small_snapshot):
+    """The sample ran on NVLink (about 160 GB/s busbw); this fabric has 50 GB/s ports: the link
+    efficiency would have to exceed 1."""
     fabric_id = small_snapshot.fabric_id
     record(operator_client, fabric_id, files=SimpleUploadedFile("ar.txt", SAMPLE.read_bytes()))
-    entry = Experiment.objects.get()
-    response = operator_client.post(f"/fabrics/{fabric_id}/journal/calibrate/", {"experiment": [entry.pk]}, follow=True)
-    assert b"Calibrated" in response.content
+    response = calibrate_from_page(operator_client, fabric_id, Experiment.objects.all(), fit=["scale_up.efficiency"])
+    assert b"Calibration failed: the measurements ask for scale_up.efficiency beyond its physical range" in response.content
     small_snapshot.fabric.refresh_from_db()
-    assert small_snapshot.fabric.transport and small_snapshot.fabric.calibration["points"]
+    assert small_snapshot.fabric.transport == {} and small_snapshot.fabric.calibration == {}
 
 
 def test_calibration_runs_the_entries_own_algorithm_and_protocol(operator_client, small_snapshot):
@@ -98,17 +162,35 @@ def test_viewers_cannot_record(viewer_client, small_snapshot):
     assert viewer_client.get(f"/fabrics/{small_snapshot.fabric_id}/journal/new/").status_code == 403
 
 
-def test_cli_records_and_calibrates(small_snapshot, capsys):
+def test_cli_records_and_validates(small_snapshot, capsys, tmp_path):
     import json as jsonlib
 
     from django.core.management import call_command
 
-    call_command("journal-import", str(SAMPLE), "--fabric", "small", "--calibrate", "--json")
+    measured = tmp_path / "slow.txt"
+    measured.write_text(nccl_tests_report(slower_points(small_snapshot, cards=8)))
+    call_command("journal-import", str(measured), "--fabric", "small", "--algorithm", "Ring", "--protocol", "Simple",
+                 "--calibrate", "--fit", "scale_up.efficiency", "--hold-out", "1MiB,1GiB", "--json")
     summary = jsonlib.loads(capsys.readouterr().out)
-    # The sample ran on NVLink (about 160 GB/s busbw); this fabric has 50 GB/s ports, so the fit
-    # cannot be close: what matters here is that it is recorded and reported.
-    assert summary["entries"][0]["cards"] == 8 and summary["calibration"]["max_relative_error"] > 0
-    assert Experiment.objects.count() == 1
+    assert summary["entries"][0]["cards"] == 8 and Experiment.objects.count() == 1
+    check = summary["calibration"]["validation"]
+    assert check["held_out_sizes"] == [2**20, 2**30] and check["max_relative_error"] >= 0
+    assert set(summary["calibration"]["standard_errors"]) == {"scale_up.efficiency"}
+
+
+def test_a_failed_cli_calibration_records_nothing(small_snapshot):
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    # NVLink figures on 50 GB/s ports: the fit is refused, and the entry goes with it.
+    with pytest.raises(CommandError, match="beyond its physical range.*Nothing was recorded"):
+        call_command("journal-import", str(SAMPLE), "--fabric", "small", "--calibrate", "--fit", "scale_up.efficiency")
+    assert Experiment.objects.count() == 0
+    with pytest.raises(CommandError, match="cannot fit"):
+        call_command("journal-import", str(SAMPLE), "--fabric", "small", "--calibrate", "--fit", "warp.drive")
+    assert Experiment.objects.count() == 0
+    small_snapshot.fabric.refresh_from_db()
+    assert small_snapshot.fabric.transport == {}
 
 
 def test_a_cloud_hosts_nccl_tests_are_predicted_on_its_completed_scale_up(tmp_path, capsys):

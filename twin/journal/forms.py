@@ -3,11 +3,14 @@ from django.utils.translation import gettext_lazy as _
 
 from twin.fabrics.forms import MultipleFileField
 from twin.simcore.algorithms import COLLECTIVES
+from twin.simcore.calibrate import DEFAULT_FIT, FITTABLE
+from twin.simcore.errors import TwinCoreError
+from twin.simcore.units import parse_size
 
 from .models import Experiment
 from .services import JOURNAL_FIELDS
 
-__all__ = ("ExperimentForm", "JournalFilterForm")
+__all__ = ("CalibrationForm", "ExperimentForm", "JournalFilterForm")
 
 
 class ExperimentForm(forms.ModelForm):
@@ -63,3 +66,31 @@ class JournalFilterForm(forms.Form):
         ("-peak_busbw_GBps", _("Peak busbw (highest first)")), ("-max_abs_error", _("Twin's error (largest first)")),
         ("card_count", _("Cards (fewest first)")), ("-card_count", _("Cards (most first)")),
     ])
+
+
+class CalibrationForm(forms.Form):
+    """Which entries to fit, which transport parameters, and the sizes to hold out (validation)."""
+
+    experiment = forms.ModelMultipleChoiceField(queryset=Experiment.objects.none(), label=_("Entries"), error_messages={"required": _("Choose at least one journal entry to calibrate against.")})
+    fit = forms.MultipleChoiceField(
+        label=_("Parameters to fit"), choices=[(name, name) for name in FITTABLE], initial=list(DEFAULT_FIT),
+        widget=forms.CheckboxSelectMultiple, error_messages={"required": _("Choose at least one parameter to fit.")},
+        help_text=_("Latencies are fitted between 0 and 1 ms, efficiencies above 0 and at most 1; give at least as many measured sizes as parameters."),
+    )
+    held_out = forms.CharField(
+        label=_("Hold out sizes (validation)"), required=False,
+        help_text=_("Measured sizes to leave out of the fit, e.g. 16MiB, 256MiB: the twin reports its error there and the fabric's transport stays as it is."),
+    )
+
+    def __init__(self, *args, fabric, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["experiment"].queryset = fabric.experiments.select_related("fabric", "snapshot")
+
+    def clean_held_out(self) -> list[float]:
+        sizes = []
+        for text in self.cleaned_data["held_out"].replace(",", " ").split():
+            try:
+                sizes.append(parse_size(text))
+            except TwinCoreError as error:
+                raise forms.ValidationError(str(error)) from None
+        return sizes

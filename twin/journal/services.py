@@ -11,6 +11,7 @@ from twin.fabrics.selectors import snapshot_spec_get
 from twin.fabrics.services import SourceFile, UploadRejected, decode_text
 from twin.ingest import IngestError
 from twin.simcore.algorithms import ALGORITHMS, COLLECTIVES
+from twin.simcore.calibrate import DEFAULT_FIT
 from twin.simcore.errors import TwinCoreError
 from twin.simcore.simulate import Simulator
 from twin.simcore.transport import PROTOCOLS
@@ -19,7 +20,7 @@ from twin.traces import gpu_card_id, measurement_to_dict, parse_nccl_tests
 
 from .models import Experiment
 
-__all__ = ("experiment_import", "experiment_create", "experiments_calibrate", "JOURNAL_FIELDS")
+__all__ = ("experiment_import", "experiment_import_calibrated", "experiment_create", "experiments_calibrate", "JOURNAL_FIELDS")
 
 # What a person records about a run beyond the measurement itself (the article's list).
 JOURNAL_FIELDS = ("title", "comm_library", "library_version", "algorithm", "protocol", "chunk_size_bytes", "model_name", "tp", "pp", "dp", "ep", "notes")
@@ -151,9 +152,10 @@ def experiment_create(*, fabric: Fabric, snapshot: Snapshot, collective: str, ca
     return entry
 
 
-def experiments_calibrate(*, experiments: Sequence[Experiment]) -> dict:
-    """Fit the fabric to the chosen entries (one fabric, one collective, one card count), run with
-    the algorithm and protocol they recorded (`run_settings`)."""
+def experiments_calibrate(*, experiments: Sequence[Experiment], fit: Sequence[str] = DEFAULT_FIT, held_out: Sequence[float] = ()) -> dict:
+    """Fit the `fit` parameters of the fabric to the chosen entries (one fabric, one collective,
+    one card count), run with the algorithm and protocol they recorded (`run_settings`), and
+    store them; with `held_out` sizes only validate (`fabric_calibrate`)."""
     if not experiments:
         raise ApplicationError("Choose at least one journal entry to calibrate against.")
     kinds = {(e.fabric_id, e.collective, e.card_count) for e in experiments}
@@ -172,8 +174,19 @@ def experiments_calibrate(*, experiments: Sequence[Experiment]) -> dict:
     try:
         return fabric_calibrate(
             fabric=first.fabric, snapshot=snapshot, points=points, collective=first.collective, ranks=ranks,
-            algorithm=algorithm, protocol=protocol,
+            algorithm=algorithm, protocol=protocol, fit=fit, held_out=held_out,
             source=", ".join(e.title for e in experiments)[:200],
         )
     except TwinCoreError as error:
         raise ApplicationError(f"Calibration failed: {error}") from error
+
+
+@transaction.atomic
+def experiment_import_calibrated(
+    *, fabric: Fabric, snapshot: Snapshot, files: Sequence[SourceFile], meta: dict, fit: Sequence[str] = DEFAULT_FIT,
+    held_out: Sequence[float] = (), user=None,
+) -> tuple[list[Experiment], dict]:
+    """`experiment_import`, then `experiments_calibrate` on the new entries, in one transaction:
+    when the fit fails, no entry is kept either."""
+    entries = experiment_import(fabric=fabric, snapshot=snapshot, files=files, meta=meta, user=user)
+    return entries, experiments_calibrate(experiments=entries, fit=fit, held_out=held_out)

@@ -19,7 +19,7 @@ from twin.fabrics.models import Fabric
 from twin.fabrics.services import UploadRejected, source_files_from_uploads
 
 from .charts import measured_vs_predicted_svg
-from .forms import ExperimentForm, JournalFilterForm
+from .forms import CalibrationForm, ExperimentForm, JournalFilterForm
 from .models import Experiment
 from .services import JOURNAL_FIELDS, experiment_create, experiment_import, experiments_calibrate
 
@@ -72,7 +72,8 @@ def journal_page(request, fabric_id: int):
     if request.GET.get("format") == "csv":
         return journal_csv(fabric, entries)
     page, query = paged(request, entries, PAGE_SIZE)
-    return render(request, "journal/journal.html", {"fabric": fabric, "form": form, "page": page, "query": query})
+    calibration_form = CalibrationForm(fabric=fabric)
+    return render(request, "journal/journal.html", {"fabric": fabric, "form": form, "page": page, "query": query, "calibration_form": calibration_form})
 
 
 def experiment_page(request, fabric_id: int, experiment_id: int):
@@ -116,13 +117,20 @@ def experiment_new_page(request, fabric_id: int):
 @role_required(Role.OPERATOR)
 @require_POST
 def journal_calibrate(request, fabric_id: int):
+    """Fit the chosen parameters to the chosen entries and show the fit (stored, or with held-out
+    sizes only validated); a refusal goes back to the journal with its reason."""
     fabric = get_object_or_404(Fabric, pk=fabric_id)
-    ids = {id_from_text(value) for value in request.POST.getlist("experiment")} - {None}
+    form = CalibrationForm(request.POST, fabric=fabric)
+    if not form.is_valid():
+        for errors in form.errors.values():
+            for error in errors:
+                messages.error(request, error)
+        return redirect("journal", fabric_id=fabric.pk)
+    choice = form.cleaned_data
     try:
-        fitted = experiments_calibrate(experiments=list(fabric.experiments.filter(pk__in=ids).select_related("fabric", "snapshot")))
+        fitted = experiments_calibrate(experiments=list(choice["experiment"]), fit=choice["fit"], held_out=choice["held_out"])
     except ApplicationError as error:
         messages.error(request, error.message)
-    else:
-        messages.success(request, _("Calibrated: largest error %(max).1f%%, RMS %(rms).1f%%. Simulations of %(fabric)s now use the fitted transport.") % {
-            "max": 100 * fitted["max_relative_error"], "rms": 100 * fitted["rms_relative_error"], "fabric": fabric.name})
-    return redirect("journal", fabric_id=fabric.pk)
+        return redirect("journal", fabric_id=fabric.pk)
+    parameters = [{"name": name, "value": value, "standard_error": fitted["standard_errors"][name]} for name, value in fitted["parameters"].items()]
+    return render(request, "journal/calibration.html", {"fabric": fabric, "fitted": fitted, "parameters": parameters, "entries": choice["experiment"]})

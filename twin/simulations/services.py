@@ -1,11 +1,13 @@
 """Simulations of a stored fabric: thin calls into the core with the fabric's calibration."""
+from collections.abc import Sequence
+
 from django.utils import timezone
 
 from twin.common.errors import ApplicationError
 from twin.fabrics.models import Fabric, Snapshot
 from twin.fabrics.selectors import snapshot_spec_get
 from twin.simcore.algorithms import ALGORITHMS, COLLECTIVES
-from twin.simcore.calibrate import calibrate
+from twin.simcore.calibrate import DEFAULT_FIT, calibrate
 from twin.simcore.compile import ECMP_MODES
 from twin.operations.diagnosis import MeasurementPoint, diagnose
 from twin.operations.placement import STRATEGIES, Job, Placement, PlacementError, compare_placements
@@ -64,21 +66,26 @@ def merged_overrides(base: dict, extra: dict) -> dict:
 
 def fabric_calibrate(
     *, fabric: Fabric, snapshot: Snapshot, points: list[tuple[float, float]], source: str, collective: str = "allreduce",
-    ranks: list[str] | None = None, algorithm: str = "auto", protocol: str = "auto",
+    ranks: list[str] | None = None, algorithm: str = "auto", protocol: str = "auto", fit: Sequence[str] = DEFAULT_FIT,
+    held_out: Sequence[float] = (),
 ) -> dict:
-    """Fit the fabric's transport to measured busbw points (taken on `ranks`, default every
-    card, with `algorithm` and `protocol`, default the twin's choice) and store it: later runs use it."""
-    fitted = calibrate(snapshot_spec_get(snapshot_id=snapshot.pk), points, collective=collective, algorithm=algorithm, protocol=protocol, ranks=ranks)
+    """Fit the `fit` transport parameters of the fabric to measured busbw points (taken on `ranks`,
+    default every card, with `algorithm` and `protocol`, default the twin's choice) and store
+    them: later runs use them. With `held_out` sizes it only validates: those sizes are left out
+    of the fit and reported apart, and nothing is stored."""
+    fitted = calibrate(
+        snapshot_spec_get(snapshot_id=snapshot.pk), points, collective=collective, algorithm=algorithm, protocol=protocol,
+        ranks=ranks, fit=fit, held_out=held_out,
+    )
+    if held_out:
+        return fitted
     fabric.transport = fitted["transport"]
     fabric.calibration = {
         "source": source,
         "snapshot": snapshot.pk,
         "collective": collective,
         "fitted_at": timezone.now().isoformat(),
-        "parameters": fitted["parameters"],
-        "max_relative_error": fitted["max_relative_error"],
-        "rms_relative_error": fitted["rms_relative_error"],
-        "points": fitted["points"],
+        **{key: fitted[key] for key in ("parameters", "standard_errors", "max_relative_error", "rms_relative_error", "points")},
     }
     fabric.save(update_fields=["transport", "calibration"])
     return fitted

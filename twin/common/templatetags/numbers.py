@@ -13,3 +13,12 @@ def thousands(value):
         return f"{int(value):,}" if int(value) == value else value
     except (TypeError, ValueError):
         return value
+
+
+@register.filter
+def percent(value):
+    """A fraction as a percentage with one decimal (0.0614 -> 6.1%); anything else as it is."""
+    try:
+        return f"{100 * float(value):.1f}%"
+    except (TypeError, ValueError):
+        return value

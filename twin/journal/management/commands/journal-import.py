@@ -7,7 +7,14 @@ from django.core.management.base import BaseCommand, CommandError
 from twin.common.errors import ApplicationError
 from twin.fabrics.cli import fabric_snapshot
 from twin.fabrics.services import SourceFile, UploadRejected
-from twin.journal.services import experiment_import, experiments_calibrate
+from twin.journal.services import experiment_import, experiment_import_calibrated
+from twin.simcore.calibrate import DEFAULT_FIT, FITTABLE
+from twin.simcore.errors import TwinCoreError
+from twin.simcore.units import parse_size
+
+
+def names(text: str) -> list[str]:
+    return [name.strip() for name in text.split(",") if name.strip()]
 
 
 class Command(BaseCommand):
@@ -20,32 +27,45 @@ class Command(BaseCommand):
         parser.add_argument("--algorithm", default="", help="As configured for the run (e.g. NCCL_ALGO)")
         parser.add_argument("--protocol", default="", help="As configured for the run (NCCL_PROTO: LL, LL128 or Simple)")
         parser.add_argument("--notes", default="")
-        parser.add_argument("--calibrate", action="store_true", help="Then fit the twin to these runs")
+        parser.add_argument("--calibrate", action="store_true", help="Then fit the twin to these runs; if the fit fails, nothing is recorded")
+        parser.add_argument("--fit", type=names, default=list(DEFAULT_FIT), metavar="NAME,...",
+                            help=f"Parameters to fit (default {','.join(DEFAULT_FIT)}); any of {', '.join(FITTABLE)}")
+        parser.add_argument("--hold-out", type=names, default=[], metavar="SIZE,...",
+                            help="Validate: leave these measured sizes (e.g. 16MiB) out of the fit and report the error there; nothing is stored")
         parser.add_argument("--json", action="store_true", dest="as_json")
 
-    def handle(self, *args, paths, fabric, library_version, algorithm, protocol, notes, calibrate, as_json, **options):
+    def handle(self, *args, paths, fabric, library_version, algorithm, protocol, notes, calibrate, fit, hold_out, as_json, **options):
         found, snapshot = fabric_snapshot(fabric)
         files = []
         for path in map(Path, paths):
             if not path.is_file():
                 raise CommandError(f"{path}: no such file")
             files.append(SourceFile(path.name, path.read_bytes()))
+        try:
+            held_out = [parse_size(size) for size in hold_out]
+        except TwinCoreError as error:
+            raise CommandError(f"--hold-out: {error}") from error
+        if held_out and not calibrate:
+            raise CommandError("--hold-out validates a calibration; add --calibrate")
         meta = {"library_version": library_version, "algorithm": algorithm, "protocol": protocol, "notes": notes}
         try:
-            entries = experiment_import(fabric=found, snapshot=snapshot, files=files, meta=meta)
-            fitted = experiments_calibrate(experiments=entries) if calibrate else None
+            if calibrate:
+                entries, fitted = experiment_import_calibrated(fabric=found, snapshot=snapshot, files=files, meta=meta, fit=fit, held_out=held_out)
+            else:
+                entries, fitted = experiment_import(fabric=found, snapshot=snapshot, files=files, meta=meta), None
         except UploadRejected as rejected:
             for file in rejected.extra["files"]:
                 for problem in file["problems"]:
                     self.stderr.write(problem["detail"])
             raise CommandError("nothing was recorded") from rejected
         except ApplicationError as error:
-            raise CommandError(error.message) from error
+            raise CommandError(f"{error.message} Nothing was recorded.") from error
+        keys = ("parameters", "standard_errors", "max_relative_error", "rms_relative_error", "validation")
         summary = {
             "fabric": found.name,
             "entries": [{"id": e.pk, "title": e.title, "collective": e.collective, "cards": e.card_count,
                          "peak_busbw_GBps": e.peak_busbw_GBps, "max_abs_error": e.max_abs_error} for e in entries],
-            "calibration": None if fitted is None else {k: fitted[k] for k in ("parameters", "max_relative_error", "rms_relative_error")},
+            "calibration": None if fitted is None else {key: fitted[key] for key in keys if key in fitted},
         }
         if as_json:
             self.stdout.write(json.dumps(summary, indent=2))
@@ -53,4 +73,11 @@ class Command(BaseCommand):
         for entry in summary["entries"]:
             self.stdout.write(f"#{entry['id']} {entry['title']}: peak {entry['peak_busbw_GBps']:.1f} GB/s, twin off by up to {100 * (entry['max_abs_error'] or 0):.0f}%")
         if fitted:
+            for name, value in fitted["parameters"].items():
+                error = fitted["standard_errors"][name]
+                self.stdout.write(f"  {name} = {value:.4g}" + ("" if error is None else f" +- {error:.2g}"))
             self.stdout.write(self.style.SUCCESS(f"calibrated: largest error {100 * fitted['max_relative_error']:.1f}%, RMS {100 * fitted['rms_relative_error']:.1f}%"))
+            if "validation" in fitted:
+                check = fitted["validation"]
+                self.stdout.write(f"held out {len(check['held_out_sizes'])} sizes: largest error {100 * check['max_relative_error']:.1f}%, "
+                                  f"RMS {100 * check['rms_relative_error']:.1f}% (validation only: the fabric's transport is unchanged)")
