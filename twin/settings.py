@@ -175,6 +175,11 @@ STORAGES = {
 # Largest topology file accepted (a 16k-card dump is a few tens of MB). A request declaring a
 # larger body is refused before it is read.
 TWIN_MAX_UPLOAD_BYTES = int(os.environ.get("TWIN_MAX_UPLOAD_BYTES", 200 * 1024 * 1024))
+# Uploads over FILE_UPLOAD_MAX_MEMORY_SIZE are spooled to files here, not the system's temporary
+# directory: `serve` empties it before it starts the web server, so that files of uploads cut
+# off by a killed server do not pile up.
+FILE_UPLOAD_TEMP_DIR = DATA_DIR / "uploads-tmp"
+FILE_UPLOAD_TEMP_DIR.mkdir(parents=True, exist_ok=True)
 # Archives of per-node files (.tar, .tar.gz, .zip; docs/formats/archives.md): at most this many
 # entries, unpacking to at most this many bytes in all (each member at most TWIN_MAX_UPLOAD_BYTES),
 # each member and the whole at most this many times its compressed size.
