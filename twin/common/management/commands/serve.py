@@ -128,14 +128,19 @@ class Command(BaseCommand):
         for name, process in list(self.children.items()):
             if process.poll() is None:
                 continue
-            now = time.monotonic()
-            self.restarts = [moment for moment in self.restarts if now - moment < RESTART_WINDOW_S] + [now]
-            if len(self.restarts) > RESTARTS_ALLOWED:
-                raise CommandError(f"The {name} exited with code {process.returncode}, the {len(self.restarts)}th exit within {RESTART_WINDOW_S} s; stopping.")
-            self.stdout.write(self.style.WARNING(f"The {name} exited with code {process.returncode}; starting it again."))
+            self.count_restart(name, process.returncode)
             self.spawn(name)
         if self.redis and self.redis.process.poll() is not None:
-            raise CommandError("The embedded Redis exited.")
+            # Same port, same append-only file: the queued tasks come back with it.
+            self.count_restart("embedded Redis", self.redis.process.returncode)
+            self.redis.start()
+
+    def count_restart(self, name: str, returncode: int) -> None:
+        now = time.monotonic()
+        self.restarts = [moment for moment in self.restarts if now - moment < RESTART_WINDOW_S] + [now]
+        if len(self.restarts) > RESTARTS_ALLOWED:
+            raise CommandError(f"The {name} exited with code {returncode}, the {len(self.restarts)}th exit within {RESTART_WINDOW_S} s; stopping.")
+        self.stdout.write(self.style.WARNING(f"The {name} exited with code {returncode}; starting it again."))
 
     def supervise(self) -> None:
         while True:
