@@ -175,6 +175,10 @@ STORAGES = {
 # Largest topology file accepted (a 16k-card dump is a few tens of MB). A request declaring a
 # larger body is refused before it is read.
 TWIN_MAX_UPLOAD_BYTES = int(os.environ.get("TWIN_MAX_UPLOAD_BYTES", 200 * 1024 * 1024))
+# Uploaded topology files are read in a child process with at most this much address space and
+# this many seconds (CPU and wall clock); past either they are refused (twin.fabrics.reading).
+TWIN_PARSE_MEMORY_BYTES = int(os.environ.get("TWIN_PARSE_MEMORY_BYTES", 8 * 2**30))
+TWIN_PARSE_TIME_LIMIT_S = int(os.environ.get("TWIN_PARSE_TIME_LIMIT_S", 300))
 # Uploads over FILE_UPLOAD_MAX_MEMORY_SIZE are spooled to files here, not the system's temporary
 # directory: `serve` empties it before it starts the web server, so that files of uploads cut
 # off by a killed server do not pile up.
