@@ -198,3 +198,24 @@ def test_serve_killed_takes_its_children_with_it_and_upload_leftovers_are_remove
                     os.kill(pid, signal.SIGKILL)
             stack.stop()
     assert not port_is_open(stack.port) and not port_is_open(redis_port)
+
+
+def test_the_embedded_redis_of_serve_keeps_queued_messages_across_a_kill(tmp_path):
+    """`serve`'s Redis keeps an append-only file: a list written a second before a SIGKILL is
+    there after a restart on the same file (the tests' Redis keeps nothing)."""
+    import redis as redis_client
+
+    from twin.common.embedded import EmbeddedRedis
+
+    for persistent, expected in ((True, [b"cell-2", b"cell-1"]), (False, [])):
+        server = EmbeddedRedis(workdir=tmp_path / f"redis-{persistent}", persistent=persistent).start()
+        try:
+            client = redis_client.Redis.from_url(server.url)
+            client.lpush("twin.heavy", "cell-1", "cell-2")
+            time.sleep(1.5)  # fsynced every second
+            server.process.kill()
+            server.process.wait()
+            server.start()
+            assert redis_client.Redis.from_url(server.url).lrange("twin.heavy", 0, -1) == expected
+        finally:
+            server.stop()
