@@ -156,12 +156,12 @@ def test_a_replay_goes_on_from_its_frame_after_its_live_worker_is_killed(stack):
 
         socket.send(json.dumps({"action": "speed", "speed": 0}))
         socket.send(json.dumps({"action": "play"}))
-        while next_frame(10)["index"] < 10:  # playing, at 10 frames a second
+        while (last := next_frame(10)["index"]) < 10:  # playing, at 10 frames a second
             pass
         kill_group(child_running(stack, "live@"))
         killed_at = time.monotonic()
-        before = [next_frame(10)["index"]]  # frames already sent
-        try:
+        before = [last]
+        try:  # frames already on their way
             while True:
                 before.append(next_frame(1.5)["index"])
         except TimeoutError:
