@@ -55,6 +55,18 @@ def test_worker_can_scale(compose):
     assert set(compose["volumes"]) >= {"postgres-data", "redis-data", "twin-data"}
 
 
+def test_compose_consumes_both_queues_runs_one_beat_and_keeps_redis_on_disk(compose):
+    from django.conf import settings
+
+    services = compose["services"]
+    queues = {service["command"][service["command"].index("-Q") + 1] for service in services.values() if "-Q" in service.get("command", [])}
+    assert queues == {settings.TWIN_QUEUE_LIVE, settings.TWIN_QUEUE_HEAVY}
+    assert [name for name, service in services.items() if "beat" in service.get("command", [])] == ["beat"]
+    assert services["worker-live"]["environment"] == services["beat"]["environment"] == services["web"]["environment"]
+    redis = services["redis"]["command"]
+    assert redis[redis.index("--appendonly") + 1] == "yes" and redis[redis.index("--appendfsync") + 1] == "everysec"
+
+
 @pytest.mark.skipif(not shutil.which("docker-compose"), reason="docker-compose (Debian package) not installed: only the YAML checks ran")
 def test_docker_compose_validates_the_file():
     result = subprocess.run(["docker-compose", "-f", "docker-compose.yml", "config", "-q"], cwd=ROOT, capture_output=True, text=True, env={**os.environ, "SECRET_KEY": "x"})

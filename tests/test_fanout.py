@@ -83,16 +83,23 @@ def start_worker_process(env: dict) -> subprocess.Popen:
     )
 
 
+def worker_database_url() -> str:
+    """The test database, for worker processes (SQLite's is a file too)."""
+    settings = connection.settings_dict
+    if connection.vendor == "sqlite":
+        return f"sqlite:///{settings['NAME']}"
+    return f"postgres://{settings['USER']}@{settings['HOST'] or '127.0.0.1'}:{settings['PORT'] or 5432}/{settings['NAME']}"
+
+
 @pytest.mark.stack
 def test_a_worker_killed_mid_run_does_not_lose_the_run():
-    if connection.vendor != "postgresql":
-        pytest.skip("the worker process is pointed at the test database by a PostgreSQL URL: needs PostgreSQL")
+    """The broker's own redelivery, without the sweeper: a short visibility timeout and lease."""
     snapshot = snapshot_create(fabric_name="kill", spec=supernode(cards=1024), source_name="g", source_format="generated", checksum="0")
-    settings = connection.settings_dict
     env = {
         **os.environ,
-        "DATABASE_URL": f"postgres://{settings['USER']}@{settings['HOST'] or '127.0.0.1'}:{settings['PORT'] or 5432}/{settings['NAME']}",
+        "DATABASE_URL": worker_database_url(),
         "TWIN_TASK_REDELIVERY_S": "3",  # hand an unacknowledged cell on quickly once its worker is gone
+        "TWIN_RUN_LEASE_S": "2",  # and let the next worker take it: its first worker's lease has expired
     }
     uninterrupted = worst_switch_run(snapshot)
     first = start_worker_process(env)

@@ -31,7 +31,7 @@ def test_run_is_queued_only_after_commit(small_snapshot, django_capture_on_commi
     from twin.runs import tasks
 
     queued = []
-    monkeypatch.setattr(tasks.run_execute_task, "apply_async", lambda args: queued.append(args))
+    monkeypatch.setattr(tasks.run_execute_task, "apply_async", lambda args, queue=None: queued.append(args))
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         from django.db import transaction
 

@@ -176,6 +176,15 @@ STORAGES = {
 # Largest topology file accepted (a 16k-card dump is a few tens of MB). A request declaring a
 # larger body is refused before it is read.
 TWIN_MAX_UPLOAD_BYTES = int(os.environ.get("TWIN_MAX_UPLOAD_BYTES", 200 * 1024 * 1024))
+# Uploaded topology files are read in a child process with at most this much address space and
+# this many seconds (CPU and wall clock); past either they are refused (twin.fabrics.reading).
+TWIN_PARSE_MEMORY_BYTES = int(os.environ.get("TWIN_PARSE_MEMORY_BYTES", 8 * 2**30))
+TWIN_PARSE_TIME_LIMIT_S = int(os.environ.get("TWIN_PARSE_TIME_LIMIT_S", 300))
+# Uploads over FILE_UPLOAD_MAX_MEMORY_SIZE are spooled to files here, not the system's temporary
+# directory: `serve` empties it before it starts the web server, so that files of uploads cut
+# off by a killed server do not pile up.
+FILE_UPLOAD_TEMP_DIR = DATA_DIR / "uploads-tmp"
+FILE_UPLOAD_TEMP_DIR.mkdir(parents=True, exist_ok=True)
 # Archives of per-node files (.tar, .tar.gz, .zip; docs/formats/archives.md): at most this many
 # entries, unpacking to at most this many bytes in all (each member at most TWIN_MAX_UPLOAD_BYTES),
 # each member and the whole at most this many times its compressed size.
@@ -213,20 +222,43 @@ CHANNEL_LAYERS = {
 # Celery: the run's state lives in our database, so no result backend is needed.
 CELERY_BROKER_URL = REDIS_URL
 CELERY_TASK_IGNORE_RESULT = True
+# A task is acknowledged when it is done, not when it is taken: the message of a worker that
+# dies stays in Redis and is delivered again. Every task is safe to run twice.
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# The longest any one task may take (a whole run, or one cell of a fanned-out run): the pool
+# stops it past this, and the sweeper then retries or fails it.
+TWIN_TASK_TIME_LIMIT_S = int(os.environ.get("TWIN_TASK_TIME_LIMIT_S", 3600))
+CELERY_TASK_TIME_LIMIT = TWIN_TASK_TIME_LIMIT_S
 CELERY_BROKER_TRANSPORT_OPTIONS = {
-    # How long before Redis hands a task whose worker died (unacknowledged) to another worker.
-    # Longer than the longest single task (a run's cell, not the whole run), or a slow task
-    # would be done twice; the work is repeatable, so that costs time, not correctness.
-    "visibility_timeout": int(os.environ.get("TWIN_TASK_REDELIVERY_S", 3600)),
+    # How long before Redis hands a task whose worker died (unacknowledged) to another worker:
+    # longer than the longest task, or a slow one would be delivered twice while it runs. Leases
+    # (below) recover a dead worker's run much sooner; this is the broker's own backstop.
+    "visibility_timeout": int(os.environ.get("TWIN_TASK_REDELIVERY_S", TWIN_TASK_TIME_LIMIT_S + 300)),
     "socket_connect_timeout": 2,
 }
 # Publishing fails fast when Redis is down, so the user hears about it at once.
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.5}
-CELERY_TASK_DEFAULT_QUEUE = "twin"
+# Two queues, so that heavy work never delays what people watch: the live queue carries the
+# replay player, run bookkeeping and the sweeper; the heavy one whole runs and fanned-out cells.
+TWIN_QUEUE_LIVE = "twin.live"
+TWIN_QUEUE_HEAVY = "twin.heavy"
+CELERY_TASK_DEFAULT_QUEUE = TWIN_QUEUE_LIVE
+CELERY_TASK_QUEUES = {name: {"exchange": name, "routing_key": name} for name in (TWIN_QUEUE_LIVE, TWIN_QUEUE_HEAVY)}  # a worker without -Q takes both
+CELERY_TASK_ROUTES = {"twin.runs.cell": {"queue": TWIN_QUEUE_HEAVY}}  # whole runs choose theirs by kind
+# Leases (twin.runs.sweeper): a worker doing a run or a cell writes a heartbeat every quarter
+# lease; one silent for a whole lease is taken as dead, and its work is queued again, at most
+# TWIN_RUN_MAX_ATTEMPTS times in all, then failed with the reason. The sweeper runs every
+# TWIN_SWEEP_INTERVAL_S (celery beat: embedded in `serve`'s live worker, a service of its own
+# in docker-compose.yml).
+TWIN_RUN_LEASE_S = float(os.environ.get("TWIN_RUN_LEASE_S", 60))
+TWIN_RUN_MAX_ATTEMPTS = int(os.environ.get("TWIN_RUN_MAX_ATTEMPTS", 3))
+TWIN_SWEEP_INTERVAL_S = float(os.environ.get("TWIN_SWEEP_INTERVAL_S", 5))
+CELERY_BEAT_SCHEDULE = {
+    "sweep": {"task": "twin.runs.sweep", "schedule": TWIN_SWEEP_INTERVAL_S, "options": {"expires": TWIN_SWEEP_INTERVAL_S}},
+}
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
 REST_FRAMEWORK = {

@@ -3,8 +3,11 @@ needs nothing installed. Uses `redis-server` from PATH, else the binary the `red
 ships. Also runnable: `python -m twin.common.embedded CMD ...` runs CMD with REDIS_URL pointing
 at a fresh embedded Redis when REDIS_URL is not already set (the test command uses this).
 """
+import ctypes
+import functools
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -12,7 +15,9 @@ import tempfile
 import time
 from pathlib import Path
 
-__all__ = ("EmbeddedRedis", "free_port", "redis_server_binary")
+__all__ = ("EmbeddedRedis", "free_port", "redis_server_binary", "dies_with_this_process")
+
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 def redis_server_binary() -> str:
@@ -33,12 +38,32 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-class EmbeddedRedis:
-    """A redis-server on 127.0.0.1 that keeps nothing on disk and stops with us."""
+def die_with(parent_pid: int, signum: int) -> None:
+    """Runs in a new child before it execs: the kernel sends it `signum` when the thread that
+    started it dies, however it dies (SIGKILL included). Linux only; elsewhere a no-op."""
+    if not sys.platform.startswith("linux"):
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_PDEATHSIG, signum, 0, 0, 0) != 0:
+        return
+    if os.getppid() != parent_pid:  # the parent died before the request was made
+        os.kill(os.getpid(), signum)
 
-    def __init__(self, *, port: int | None = None, workdir: Path | None = None):
+
+def dies_with_this_process(signum: int = signal.SIGTERM):
+    """A `preexec_fn` for subprocess.Popen: the child gets `signum` when this process dies."""
+    return functools.partial(die_with, os.getpid(), signum)
+
+
+class EmbeddedRedis:
+    """A redis-server on 127.0.0.1 that stops with us, even when we are killed. By default it
+    keeps nothing on disk (tests); `persistent=True` keeps an append-only file in `workdir`,
+    fsynced every second, so that queued tasks survive a restart of Redis (`serve`)."""
+
+    def __init__(self, *, port: int | None = None, workdir: Path | None = None, persistent: bool = False):
         self.port = port or free_port()
         self.workdir = workdir or Path(tempfile.mkdtemp(prefix="twin-redis-"))
+        self.persistent = persistent
         self.process: subprocess.Popen | None = None
 
     @property
@@ -50,12 +75,13 @@ class EmbeddedRedis:
         self.process = subprocess.Popen(
             [
                 redis_server_binary(), "--port", str(self.port), "--bind", "127.0.0.1",
-                "--save", "", "--appendonly", "no", "--dir", str(self.workdir),
-                "--logfile", str(self.workdir / "redis.log"),
+                "--save", "", "--appendonly", "yes" if self.persistent else "no", "--appendfsync", "everysec",
+                "--dir", str(self.workdir), "--logfile", str(self.workdir / "redis.log"),
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,  # Ctrl-C reaches us, and we stop it in order
+            preexec_fn=dies_with_this_process(),
         )
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:

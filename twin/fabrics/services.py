@@ -2,16 +2,14 @@
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 
 from twin.common.errors import ApplicationError
-from twin.ingest import IngestError, ParseOptions, detect_format, parse_fabric
+from twin.ingest import IngestError, ParseOptions
 from twin.ingest.archive import ArchiveLimits, archive_kind, expand_archive
-from twin.ingest.completion import Completion, complete_fabric, usability_warnings, with_scale_up
-from twin.ingest.merge import merge_fabrics
+from twin.ingest.completion import Completion, usability_warnings, with_scale_up
 from twin.ingest.summary import fabric_summary
 from twin.simcore.layout import fabric_layout
 from twin.simcore.model import FabricSpec
@@ -20,10 +18,11 @@ from twin.whatif.rules import design_rules
 
 from .access import fabric_hidden_from
 from .models import Fabric, Link, Node, Snapshot, SnapshotLayout, SnapshotRole
+from .reading import FilesRefused, SourceFile, decode_text, read_files_isolated
 from .realtime import fabric_broadcast_snapshot
 from .selectors import snapshot_spec_get
 
-__all__ = ("snapshot_scale_up_correct", "SourceFile", "UploadRejected", "source_files_expanded", "source_files_from_uploads", "snapshot_create", "snapshot_import", "snapshot_layout_get_or_create")
+__all__ = ("snapshot_scale_up_correct", "SourceFile", "decode_text", "UploadRejected", "source_files_expanded", "source_files_from_uploads", "snapshot_create", "snapshot_import", "snapshot_layout_get_or_create")
 
 BULK_BATCH = 5000
 NODE_COLUMNS = ("snapshot_id", "key", "kind", "name", "tier", "radix", "host", "attrs")
@@ -42,14 +41,6 @@ def insert_rows(model, columns: tuple[str, ...], rows: Iterable[tuple]) -> None:
                 copy.write_row((*row[:-1], json.dumps(row[-1])))
         return
     model.objects.bulk_create((model(**dict(zip(columns, row))) for row in rows), batch_size=BULK_BATCH)
-
-
-@dataclass(frozen=True)
-class SourceFile:
-    """One uploaded file: its name as the user knows it, and its bytes."""
-
-    name: str
-    data: bytes
 
 
 class UploadRejected(ApplicationError):
@@ -181,24 +172,6 @@ def source_files_expanded(files: Sequence[SourceFile]) -> list[SourceFile]:
     return expanded
 
 
-def decode_text(source: SourceFile) -> str:
-    """UTF-8 text of an upload, or an IngestError saying why it is not."""
-    if not source.data.strip():
-        raise IngestError("the file is empty", source=source.name, expected="a topology file")
-    if b"\x00" in source.data[:65536]:
-        raise IngestError("this is a binary file", source=source.name, expected="a text file (a topology dump, XML, JSON, YAML or CSV)")
-    try:
-        return source.data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        line = source.data[: error.start].count(b"\n") + 1
-        raise IngestError(
-            f"byte 0x{source.data[error.start]:02x} at offset {error.start} is not UTF-8",
-            source=source.name,
-            line=line,
-            expected="UTF-8 text (convert the file, e.g. with iconv -t UTF-8)",
-        ) from None
-
-
 def snapshot_import(
     *,
     fabric_name: str,
@@ -212,40 +185,22 @@ def snapshot_import(
     leave out (cards from HCAs, scale-up, SHARP: twin.ingest.completion) and store them as the
     fabric's next snapshot.
 
-    Every file is read before anything is written; if any cannot be read, UploadRejected lists
-    the problems of each file and nothing is stored.
+    Every file is read before anything is written, in a child process with hard limits on memory
+    and time (twin.fabrics.reading); if any cannot be read, or reading them passes a limit,
+    UploadRejected lists the problems of each file and nothing is stored.
     """
     if not files:
         raise ApplicationError("No file was uploaded.")
-    parsed: list[tuple[str, str, FabricSpec]] = []
-    failures: list[IngestError] = []
-    for source in files:
-        try:
-            text = decode_text(source)
-            # Without a detected format, parse_fabric raises an IngestError naming the known ones.
-            format_name = fmt or detect_format(text)
-            parsed.append((source.name, format_name, parse_fabric(text, source_name=source.name, format=format_name, options=options)))
-        except IngestError as error:
-            failures.append(error)
-    if failures:
-        raise UploadRejected(
-            "; ".join(str(error) for error in failures),
-            extra={"files": [error.as_dict() for error in failures]},
-        )
-    try:
-        if len(parsed) == 1:
-            _, format_name, spec = parsed[0]
-        else:
-            spec = merge_fabrics([(name, spec) for name, _, spec in parsed], name=fabric_name or parsed[0][2].name)
-            format_name = "+".join(sorted({format_name for _, format_name, _ in parsed}))
-        completion = complete_fabric(spec, options=options, formats={name: format_name for name, format_name, _ in parsed})
-    except IngestError as error:
-        if error.source is None:
-            error.source = " + ".join(source.name for source in files)
-        raise UploadRejected(str(error), extra={"files": [error.as_dict()]}) from error
+    outcome = read_files_isolated(
+        files, fmt=fmt, options=options, fabric_name=fabric_name,
+        memory_bytes=settings.TWIN_PARSE_MEMORY_BYTES, time_limit_s=settings.TWIN_PARSE_TIME_LIMIT_S,
+    )
+    if isinstance(outcome, FilesRefused):
+        raise UploadRejected(outcome.message, extra={"files": outcome.files})
+    format_name, completion = outcome.format_name, outcome.completion
     checksum = hashlib.sha256(b"".join(hashlib.sha256(source.data).digest() for source in files)).hexdigest()
     return snapshot_create(
-        fabric_name=fabric_name or spec.name,
+        fabric_name=fabric_name or completion.spec.name,
         spec=completion.spec,
         completion=completion,
         source_name=", ".join(source.name for source in files),

@@ -43,6 +43,11 @@ class Run(models.Model):
     detail = models.JSONField(null=True, blank=True, help_text="Bulky per-link data, served apart from the pushed state")
     error = models.TextField(blank=True)
     seq = models.PositiveBigIntegerField(default=0)
+    # Leases (twin.runs.sweeper): when the run's task was last sent, the last sign of life of the
+    # worker doing it (None: nobody has it), and how many workers have taken it.
+    queued_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
@@ -85,6 +90,8 @@ class RunCell(models.Model):
     result = models.JSONField(null=True, blank=True)
     error = models.TextField(blank=True)
     attempts = models.PositiveIntegerField(default=0)
+    queued_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

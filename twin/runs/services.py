@@ -1,9 +1,11 @@
 """Writes to runs: create and queue, execute (whole or as fanned-out cells), finish, cancel."""
 import logging
+import time
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied
-from django.db import transaction
-from django.db.models import Count, F
+from django.db import DatabaseError, transaction
+from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from twin.common.errors import ApplicationError, ServiceUnavailable
@@ -12,6 +14,7 @@ from twin.simcore.errors import TwinCoreError
 
 from .fanout import FANOUT_KINDS
 from .handlers import RUN_HANDLERS, SUBMIT_CHECKS
+from .leases import Heartbeat, stale_before
 from .models import CellStatus, Run, RunCell, RunKind, RunStatus
 from .progress import ProgressReporter, progress_update
 from .realtime import run_broadcast
@@ -23,13 +26,25 @@ log = logging.getLogger(__name__)
 BROKER_DOWN = "Background work is unavailable: the message broker (Redis) cannot be reached."
 
 
-def queue_task(task, *args) -> None:
-    """Send a task, raising ServiceUnavailable when the broker cannot take it."""
+def queue_task(task, *args, queue: str | None = None) -> None:
+    """Send a task (to `queue`, else its routed one), raising ServiceUnavailable when the broker
+    cannot take it."""
     try:
-        task.apply_async(args=list(args))
+        task.apply_async(args=list(args), queue=queue)
     except Exception as exc:  # noqa: BLE001 - any broker failure means the same to the user
         log.warning("could not queue %s%s: %s", task.name, args, exc)
         raise ServiceUnavailable(f"{BROKER_DOWN} Try again when it is back.") from exc
+
+
+def run_queue(kind: str) -> str:
+    """A whole run is heavy work; a fanned-out run's own task only queues its cells."""
+    return settings.TWIN_QUEUE_LIVE if kind in FANOUT_KINDS else settings.TWIN_QUEUE_HEAVY
+
+
+def run_send(run_id: int, kind: str) -> None:
+    from .tasks import run_execute_task  # tasks import services: import here to avoid a cycle
+
+    queue_task(run_execute_task, run_id, queue=run_queue(kind))
 
 
 def run_create(*, kind: RunKind, snapshot: Snapshot, user=None, params: dict | None = None) -> Run:
@@ -39,10 +54,8 @@ def run_create(*, kind: RunKind, snapshot: Snapshot, user=None, params: dict | N
     before any task starts. Raises ServiceUnavailable (and marks the run failed) when the broker
     cannot take the run.
     """
-    from .tasks import run_execute_task  # tasks import services: import here to avoid a cycle
-
     with transaction.atomic():
-        run = Run(kind=kind, snapshot=snapshot, params=params or {}, created_by=user)
+        run = Run(kind=kind, snapshot=snapshot, params=params or {}, created_by=user, queued_at=timezone.now())
         run.full_clean()
         if kind in SUBMIT_CHECKS:
             SUBMIT_CHECKS[kind](snapshot=snapshot, params=run.params)
@@ -60,7 +73,7 @@ def run_create(*, kind: RunKind, snapshot: Snapshot, user=None, params: dict | N
 
     def queue() -> None:
         try:
-            queue_task(run_execute_task, run.pk)
+            run_send(run.pk, kind)
         except ServiceUnavailable:
             run_finish(run_id=run.pk, status=RunStatus.FAILED, error=BROKER_DOWN)
             raise
@@ -71,21 +84,46 @@ def run_create(*, kind: RunKind, snapshot: Snapshot, user=None, params: dict | N
 
 
 def run_claim(run_id: int) -> Run | None:
-    """Take a run that is not finished. A pending run becomes running; a running one is taken
-    again, which happens only when its first worker died and the broker handed the task on."""
-    Run.objects.filter(pk=run_id, status=RunStatus.PENDING).update(
-        status=RunStatus.RUNNING, started_at=timezone.now(), message="Started", seq=F("seq") + 1
-    )
-    run = Run.objects.select_related("snapshot").filter(pk=run_id, status=RunStatus.RUNNING).first()
+    """Take a run that is waiting, or running with an expired lease (its worker died and the
+    broker handed the task on); None when it is finished, gone or held by a live worker."""
+    takeable = Q(status=RunStatus.PENDING) | Q(status=RunStatus.RUNNING) & (Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=stale_before()))
+    run = Run.objects.filter(takeable, pk=run_id).first()
     if run is None:
-        log.info("run %s is finished or gone; nothing to do", run_id)
-    return run
+        log.info("run %s is finished, gone or held by a live worker; nothing to do", run_id)
+        return None
+    now = timezone.now()
+    message = "Started" if run.attempts == 0 else f"Started again (attempt {run.attempts + 1})"
+    # `attempts` unchanged: no other worker took it meanwhile.
+    if not Run.objects.filter(takeable, pk=run_id, attempts=run.attempts).update(
+        status=RunStatus.RUNNING, started_at=run.started_at or now, heartbeat_at=now, attempts=F("attempts") + 1, message=message, seq=F("seq") + 1
+    ):
+        return None
+    return Run.objects.select_related("snapshot").get(pk=run_id)
+
+
+def with_retries(write, *, tries: int = 6, first_pause_s: float = 0.2):
+    """Do a database write, again after a growing pause while the database refuses it (SQLite
+    locked by another writer); the last refusal is raised."""
+    for attempt in range(tries):
+        try:
+            return write()
+        except DatabaseError:
+            if attempt == tries - 1:
+                raise
+            time.sleep(first_pause_s * 2**attempt)
 
 
 def run_execute(*, run_id: int) -> None:
     """Do the run's work, or for fanned-out kinds create its cells and queue them.
     Safe to call twice: a finished run is left alone, and the work itself is repeatable."""
-    run = run_claim(run_id)
+    try:
+        run = run_claim(run_id)
+    except DatabaseError as exc:
+        # Recorded on the run, not left pending: if even that fails, the task fails and the
+        # sweeper queues the run again.
+        log.exception("could not start run %s", run_id)
+        with_retries(lambda: run_finish(run_id=run_id, status=RunStatus.FAILED, error=f"The run could not be started: the database refused it ({exc})."))
+        return
     if run is None:
         return
     run_broadcast(run)
@@ -93,7 +131,8 @@ def run_execute(*, run_id: int) -> None:
         run_fan_out(run)
         return
     try:
-        output = RUN_HANDLERS[run.kind](run, ProgressReporter(run_id))
+        with Heartbeat(Run, run_id):
+            output = RUN_HANDLERS[run.kind](run, ProgressReporter(run_id))
     except (TwinCoreError, ApplicationError) as exc:  # the core or a service says why it cannot do what was asked
         run_finish(run_id=run_id, status=RunStatus.FAILED, error=str(exc))
         return
@@ -110,8 +149,19 @@ def run_fan_out(run: Run) -> None:
 
     pending = list(run.cells.filter(status=CellStatus.PENDING).values_list("pk", flat=True))
     progress_update(run.pk, f"{run.cells.count() - len(pending)} of {run.cells.count()} cells done")
+    RunCell.objects.filter(pk__in=pending).update(queued_at=timezone.now())
     for cell_id in pending:
         queue_task(cell_execute_task, cell_id)
+
+
+def cell_claim(cell_id: int) -> bool:
+    """Take a cell no live worker holds; False when another one has it."""
+    now = timezone.now()
+    return bool(
+        RunCell.objects.filter(pk=cell_id, status=CellStatus.PENDING)
+        .filter(Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=stale_before(now)))
+        .update(heartbeat_at=now, attempts=F("attempts") + 1)
+    )
 
 
 def cell_execute(*, cell_id: int) -> None:
@@ -123,17 +173,19 @@ def cell_execute(*, cell_id: int) -> None:
     if run.is_terminal:  # cancelled or failed meanwhile
         RunCell.objects.filter(pk=cell_id, status=CellStatus.PENDING).update(status=CellStatus.SKIPPED)
         return
-    RunCell.objects.filter(pk=cell_id).update(attempts=F("attempts") + 1)
+    if not cell_claim(cell_id):
+        return
     try:
-        result = FANOUT_KINDS[run.kind].execute(run, cell.params)
+        with Heartbeat(RunCell, cell_id):
+            result = FANOUT_KINDS[run.kind].execute(run, cell.params)
     except Exception as exc:  # noqa: BLE001 - recorded on the cell and the run, shown to the user
         reason = str(exc) if isinstance(exc, TwinCoreError) else f"{type(exc).__name__}: {exc}"
         if not isinstance(exc, TwinCoreError):
             log.exception("cell %s of run %s failed", cell.key, run.pk)
-        RunCell.objects.filter(pk=cell_id, status=CellStatus.PENDING).update(status=CellStatus.FAILED, error=reason, finished_at=timezone.now())
+        RunCell.objects.filter(pk=cell_id, status=CellStatus.PENDING).update(status=CellStatus.FAILED, error=reason, heartbeat_at=None, finished_at=timezone.now())
         run_finish(run_id=run.pk, status=RunStatus.FAILED, error=f"{cell.label or cell.key}: {reason}")
         return
-    updated = RunCell.objects.filter(pk=cell_id, status=CellStatus.PENDING).update(status=CellStatus.DONE, result=result, finished_at=timezone.now())
+    updated = RunCell.objects.filter(pk=cell_id, status=CellStatus.PENDING).update(status=CellStatus.DONE, result=result, heartbeat_at=None, finished_at=timezone.now())
     if updated:
         cell_counted(run, cell)
 
@@ -147,6 +199,7 @@ def cell_counted(run: Run, cell: RunCell) -> None:
     # 1.0 only once the run has its result.
     progress_update(run.pk, f"{done} of {total} cells done (last: {cell.label or cell.key})", fraction=min(done / total, 0.99))
     if done == total:
+        Run.objects.filter(pk=run.pk).update(queued_at=timezone.now())  # for the sweeper, should the message be lost
         queue_task(run_assemble_task, run.pk)
 
 
@@ -178,6 +231,7 @@ def run_finish(*, run_id: int, status: RunStatus, result: dict | None = None, de
         result=result,
         detail=detail,
         error=error,
+        heartbeat_at=None,
         finished_at=timezone.now(),
         seq=F("seq") + 1,
     )

@@ -2,7 +2,7 @@
 delivered again)."""
 from celery import shared_task
 
-__all__ = ("run_execute_task", "cell_execute_task", "run_assemble_task")
+__all__ = ("run_execute_task", "cell_execute_task", "run_assemble_task", "sweep_task")
 
 
 @shared_task(name="twin.runs.execute", acks_late=True, reject_on_worker_lost=True)
@@ -24,3 +24,10 @@ def run_assemble_task(run_id: int) -> None:
     from .services import run_assemble
 
     run_assemble(run_id=run_id)
+
+
+@shared_task(name="twin.runs.sweep", ignore_result=True)
+def sweep_task() -> None:
+    from .sweeper import sweep
+
+    sweep()

@@ -38,6 +38,9 @@ class ReplayPlayback(models.Model):
     generation = models.PositiveIntegerField(default=0)
     seq = models.PositiveBigIntegerField(default=0)
     updated_at = models.DateTimeField(auto_now=True)
+    # A playing player promises its next sign of life by then; past it, its worker is gone and the
+    # sweeper starts a new player at the current frame (twin.runs.sweeper).
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"playback of {self.run}"

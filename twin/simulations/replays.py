@@ -2,12 +2,13 @@
 import functools
 import logging
 import time
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Q
+from django.utils.timezone import now as utc_now
 
 from twin.common.errors import ApplicationError
 from twin.fabrics.models import Fabric, Snapshot
@@ -37,13 +38,16 @@ from .services import job_fits_check
 
 __all__ = (
     "trace_file_create", "replay_check", "trace_of", "replay_compute", "replay_group", "playback_state", "playback_command",
-    "replay_frame", "player_tick", "telemetry_ingest", "MAX_FRAMES_PER_SECOND",
+    "replay_frame", "player_tick", "players_resume", "telemetry_ingest", "MAX_FRAMES_PER_SECOND",
 )
 
 log = logging.getLogger(__name__)
 
 MAX_FRAMES_PER_SECOND = 10
 PLAYER_SLICE_S = 2.0  # a player task plays this long, then queues its successor, so it never hogs a worker
+# A playing player's lease runs this long past the moment it means to send its next frame; a
+# player silent past its lease is taken as dead (players_resume).
+PLAYER_GRACE_S = 5.0
 
 TRACE_READERS = (  # detection order: the most specific formats first
     ("nccl-tests", detect_nccl_tests, lambda text, name: measurement_trace(parse_nccl_tests(text, source_name=name)[0])),
@@ -210,6 +214,7 @@ def playback_command(*, run_id: int, action: str, index: int | None = None, spee
         else:
             raise ApplicationError(f"Unknown action {action!r}; expected play, pause, seek, speed or loop.")
         playback.generation += 1
+        playback.lease_expires_at = utc_now() + timedelta(seconds=PLAYER_GRACE_S) if playback.playing else None
         playback.save()
     broadcast_state(playback)
     if action == "seek" or not playback.playing:
@@ -244,6 +249,7 @@ def player_tick(*, run_id: int, generation: int) -> None:
         changes = {"index": next_index}
         if next_index >= playback.frames:
             changes = {"index": 0} if playback.loop else {"index": playback.frames - 1, "playing": False}
+        changes["lease_expires_at"] = utc_now() + timedelta(seconds=wait_s + PLAYER_GRACE_S)
         if not ReplayPlayback.objects.filter(run_id=run_id, generation=generation).update(**changes):
             return
         if changes.get("playing") is False:
@@ -253,6 +259,26 @@ def player_tick(*, run_id: int, generation: int) -> None:
         next_at += wait_s
         time.sleep(max(0.0, next_at - time.monotonic()))
     replay_player_task.apply_async(args=[run_id, generation])
+
+
+def players_resume() -> int:
+    """Start a new player for every replay still marked playing whose player let its lease run
+    out (its worker died, or the broker lost its successor task): it goes on from the frame it
+    had reached, and the old player, should it wake, stops (a newer generation). Returns how many."""
+    from .tasks import replay_player_task
+
+    now = utc_now()
+    resumed = 0
+    stalled = ReplayPlayback.objects.filter(Q(lease_expires_at__isnull=True) | Q(lease_expires_at__lt=now), playing=True)
+    for run_id, generation in stalled.values_list("run_id", "generation"):
+        taken = ReplayPlayback.objects.filter(run_id=run_id, generation=generation, playing=True).update(
+            generation=generation + 1, lease_expires_at=now + timedelta(seconds=PLAYER_GRACE_S)
+        )
+        if taken:
+            log.warning("the player of replay %s went silent; resuming it", run_id)
+            replay_player_task.apply_async(args=[run_id, generation + 1])
+            resumed += 1
+    return resumed
 
 
 def telemetry_ingest(*, fabric: Fabric, samples: list) -> dict:

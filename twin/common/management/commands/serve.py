@@ -1,6 +1,10 @@
 """Run the whole product on this machine: Redis (embedded unless REDIS_URL is set), the web
-server (HTTP + websockets) and a Celery worker. Ctrl-C stops everything it started."""
+server (HTTP + websockets) and two Celery workers: a live one (replay player, run bookkeeping and
+the sweeper's beat, in threads) and a heavy one (whole runs and fanned-out cells, one process per
+core by default). A child that exits is started again; Ctrl-C stops everything it started, and
+if this process is killed outright its children get SIGTERM from the kernel (Linux)."""
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -12,9 +16,12 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
-from twin.common.embedded import EmbeddedRedis
+from twin.common.embedded import EmbeddedRedis, dies_with_this_process
 
 STOP_GRACE_S = 10
+LIVE_WORKER_THREADS = 8  # replay players sleep between frames: threads, not processes
+RESTARTS_ALLOWED = 5  # a child that exits more often than this within RESTART_WINDOW_S stops serve
+RESTART_WINDOW_S = 60
 
 
 def stop_on_signal(signum, frame):
@@ -28,33 +35,51 @@ def port_in_use(host: str, port: int) -> bool:
         return probe.connect_ex((host, port)) == 0
 
 
+def upload_temp_dir_empty() -> None:
+    """Files of uploads a killed web server left half-written (nothing else uses the directory)."""
+    directory = settings.FILE_UPLOAD_TEMP_DIR
+    shutil.rmtree(directory, ignore_errors=True)
+    directory.mkdir(parents=True, exist_ok=True)
+
+
 class Command(BaseCommand):
-    help = "Start Redis (if needed), the web server and a Celery worker; Ctrl-C stops them all."
+    help = "Start Redis (if needed), the web server and the live and heavy Celery workers; Ctrl-C stops them all."
 
     def add_arguments(self, parser):
         parser.add_argument("--host", default=os.environ.get("TWIN_HOST", "127.0.0.1"))
         parser.add_argument("--port", type=int, default=int(os.environ.get("TWIN_PORT", "8000")))
-        parser.add_argument("--concurrency", type=int, default=1, help="Celery worker processes.")
+        parser.add_argument("--concurrency", type=int, default=os.cpu_count() or 1,
+                            help="Processes of the heavy worker (whole runs and cells); default: one per core.")
         parser.add_argument("--no-demo", action="store_true", help="Do not load the demo fabric.")
 
     def handle(self, *args, host: str, port: int, concurrency: int, no_demo: bool, **options):
-        self.children: list[tuple[str, subprocess.Popen]] = []
+        self.children: dict[str, subprocess.Popen] = {}
+        self.commands: dict[str, list[str]] = {}
+        self.restarts: list[float] = []
         self.redis: EmbeddedRedis | None = None
         signal.signal(signal.SIGTERM, stop_on_signal)
         if port_in_use(host, port):
             raise CommandError(f"Port {port} on {host} is already in use; choose another with --port.")
         try:
-            env = self.prepare_environment()
+            self.env = self.prepare_environment()
             call_command("bootstrap", no_demo=no_demo, verbosity=options["verbosity"])
-            self.spawn("web", [sys.executable, "-m", "daphne", "-b", host, "-p", str(port), "twin.asgi:application"], env)
-            self.spawn("worker", [sys.executable, "-m", "celery", "-A", "twin", "worker", "--loglevel=INFO",
-                                  f"--concurrency={concurrency}", "--without-gossip", "--without-mingle"], env)
+            celery = [sys.executable, "-m", "celery", "-A", "twin", "worker", "--loglevel=INFO", "--without-gossip", "--without-mingle"]
+            self.commands = {
+                "web": [sys.executable, "-m", "daphne", "-b", host, "-p", str(port), "twin.asgi:application"],
+                "live worker": [*celery, "-n", "live@%h", "-Q", settings.TWIN_QUEUE_LIVE, "--pool=threads",
+                                f"--concurrency={LIVE_WORKER_THREADS}", "--beat", f"--schedule={settings.DATA_DIR / 'celerybeat-schedule'}"],
+                "heavy worker": [*celery, "-n", "heavy@%h", "-Q", settings.TWIN_QUEUE_HEAVY, "--pool=prefork", f"--concurrency={concurrency}"],
+            }
+            for name in self.commands:
+                self.spawn(name)
             self.wait_until_serving(host, port)
             database = settings.DATABASES["default"]
             self.stdout.write(self.style.SUCCESS(
                 f"\nFabric twin is ready: http://{host}:{port}/\n"
                 f"  database: {database['ENGINE'].rsplit('.', 1)[-1]} {database['NAME']}\n"
-                f"  redis:    {env['REDIS_URL']}{' (embedded)' if self.redis else ''}\n"
+                f"  redis:    {self.env['REDIS_URL']}{' (embedded, append-only file in ' + str(self.redis.workdir) + ')' if self.redis else ''}\n"
+                f"  workers:  live (replay player, run bookkeeping, sweeper; {LIVE_WORKER_THREADS} threads) and heavy "
+                f"(runs and cells; {concurrency} process{'es' if concurrency != 1 else ''} on {os.cpu_count()} cores, --concurrency to change)\n"
                 "  Log in as the admin user (its password was printed when it was created, or set\n"
                 "  TWIN_ADMIN_PASSWORD before the first start). Ctrl-C stops everything.\n"
             ))
@@ -67,16 +92,22 @@ class Command(BaseCommand):
     def prepare_environment(self) -> dict[str, str]:
         env = dict(os.environ)
         if not env.get("REDIS_URL"):
-            self.redis = EmbeddedRedis(workdir=settings.DATA_DIR / "redis").start()
+            self.redis = EmbeddedRedis(workdir=settings.DATA_DIR / "redis", persistent=True).start()
             env["REDIS_URL"] = self.redis.url
             self.stdout.write(f"Started embedded Redis at {self.redis.url}")
         env.setdefault("DJANGO_SETTINGS_MODULE", "twin.settings")
         return env
 
-    def spawn(self, name: str, command: list[str], env: dict[str, str]) -> None:
+    def spawn(self, name: str) -> None:
+        if name == "web":
+            upload_temp_dir_empty()
         # Own process group: the terminal's Ctrl-C reaches only us, and we stop children in order.
-        process = subprocess.Popen(command, env=env, start_new_session=True)
-        self.children.append((name, process))
+        # The kernel stops them should we be killed (a Celery worker: cold shutdown, as nobody
+        # is left to wait for it; its unacknowledged tasks go to the next worker).
+        death_signal = signal.SIGQUIT if "worker" in name else signal.SIGTERM
+        # The web server's other temporary files (request bodies spooled to disk) go there too.
+        env = {**self.env, "TMPDIR": str(settings.FILE_UPLOAD_TEMP_DIR)} if name == "web" else self.env
+        self.children[name] = subprocess.Popen(self.commands[name], env=env, start_new_session=True, preexec_fn=dies_with_this_process(death_signal))
 
     def wait_until_serving(self, host: str, port: int, timeout_s: float = 60.0) -> None:
         url = f"http://{host}:{port}/healthz"
@@ -92,11 +123,24 @@ class Command(BaseCommand):
         raise CommandError(f"The web server did not answer on {url} within {timeout_s:.0f} s.")
 
     def check_children(self) -> None:
-        for name, process in self.children:
-            if process.poll() is not None:
-                raise CommandError(f"The {name} process exited with code {process.returncode}.")
+        """Start again a child that exited (a killed worker, an out-of-memory web server), unless
+        they keep exiting."""
+        for name, process in list(self.children.items()):
+            if process.poll() is None:
+                continue
+            self.count_restart(name, process.returncode)
+            self.spawn(name)
         if self.redis and self.redis.process.poll() is not None:
-            raise CommandError("The embedded Redis exited.")
+            # Same port, same append-only file: the queued tasks come back with it.
+            self.count_restart("embedded Redis", self.redis.process.returncode)
+            self.redis.start()
+
+    def count_restart(self, name: str, returncode: int) -> None:
+        now = time.monotonic()
+        self.restarts = [moment for moment in self.restarts if now - moment < RESTART_WINDOW_S] + [now]
+        if len(self.restarts) > RESTARTS_ALLOWED:
+            raise CommandError(f"The {name} exited with code {returncode}, the {len(self.restarts)}th exit within {RESTART_WINDOW_S} s; stopping.")
+        self.stdout.write(self.style.WARNING(f"The {name} exited with code {returncode}; starting it again."))
 
     def supervise(self) -> None:
         while True:
@@ -104,11 +148,11 @@ class Command(BaseCommand):
             time.sleep(0.5)
 
     def stop_all(self) -> None:
-        for _, process in reversed(self.children):
+        for process in reversed(self.children.values()):
             if process.poll() is None:
                 process.send_signal(signal.SIGTERM)
         deadline = time.monotonic() + STOP_GRACE_S
-        for _, process in self.children:
+        for process in self.children.values():
             try:
                 process.wait(timeout=max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
