@@ -32,10 +32,21 @@ the flow's bytes on the arc) with one vectorised walk over all flows:
   by a seeded hash of (flow, hop), as switches hash a flow's header;
 - ``"spray"``: ideal packet spraying, bytes split equally over the equal-cost
   next hops at every hop;
-- ``"pinned"``: static destination routing (InfiniBand's d-mod-k): the next
-  hop is the destination's number modulo the choices, divided first by the
-  choices already made on the way, so successive tiers spread destinations
-  the way a fat-tree's d-mod-k tables do; the same for every source.
+- ``"pinned"``: static destination routing (InfiniBand's d-mod-k), the same for
+  every source: the next switch is the destination's *routing index* modulo
+  the distinct next switches, divided first by the switch choices already made
+  on the way, so successive tiers spread destinations the way a fat-tree's
+  d-mod-k tables do; among parallel links to that switch, the next digit of
+  the index picks one, without being used up, so a destination takes the
+  same-numbered cable of each bundle going up and down.
+
+Every mode uses every parallel link between two nodes: each is an equal-cost
+next hop of its own. A card's routing index (``card_route_index``) is its
+place in (leaf, port on the leaf) order, as a subnet manager numbers
+destinations (OpenSM's ftree and updn route by the LIDs under each leaf): not
+the order in which a file happens to list the cards, so an uploaded fabric and
+the same design generated route alike. Its leaf is the switch its scale-out
+port (else its first port) reaches, directly or through its NIC.
 """
 
 from __future__ import annotations
@@ -68,6 +79,7 @@ class CompiledFabric:
     card_ids: tuple[str, ...]
     card_nodes: np.ndarray  # card number -> node position
     card_group: np.ndarray  # card number -> destination group
+    card_route_index: np.ndarray  # card number -> place in (leaf, port on the leaf) order (d-mod-k)
     card_supernode: tuple[object, ...]  # card number -> attrs["supernode"] or host, for hierarchy
     in_switch_reduction: np.ndarray  # node position -> switch reduces in-network
     is_card: np.ndarray
@@ -75,6 +87,7 @@ class CompiledFabric:
     arc_tail: np.ndarray
     arc_head: np.ndarray
     arc_link: np.ndarray  # index into spec.links
+    arc_port: np.ndarray  # rank of the tail's port name (numbers in numeric order): parallel links in port order
     arc_capacity: np.ndarray  # bytes/s, efficiency applied
     arc_raw_capacity: np.ndarray  # bytes/s of the cable
     arc_latency: np.ndarray  # s: cable plus the forwarding latency of the head
@@ -173,6 +186,7 @@ def _compile_cached(spec: FabricSpec, transport: Transport) -> CompiledFabric:
         transport=transport,
         card_ids=tuple(nodes[position].id for position in card_nodes),
         card_nodes=card_nodes,
+        card_route_index=_route_index(spec, index, card_nodes),
         card_supernode=tuple(
             nodes[position].attrs.get("supernode", nodes[position].host) for position in card_nodes
         ),
@@ -182,6 +196,7 @@ def _compile_cached(spec: FabricSpec, transport: Transport) -> CompiledFabric:
         arc_tail=tail,
         arc_head=head,
         arc_link=np.concatenate([link_ids, link_ids]),
+        arc_port=_port_ranks([link.a_port for _, link in live] + [link.b_port for _, link in live]),
         arc_capacity=raw_capacity * efficiency,
         arc_raw_capacity=raw_capacity,
         arc_latency=np.concatenate([cable, cable]) + forwarding[head],
@@ -203,12 +218,13 @@ def compiled_with_links_down(compiled: CompiledFabric, spec: FabricSpec) -> Comp
     keep = ~down[compiled.arc_link]
     # Selecting arcs keeps the compiled order (forward arcs of live links, then backward ones).
     used_classes, arc_class = np.unique(compiled.arc_class[keep], return_inverse=True)
-    arc_arrays = ("arc_tail", "arc_head", "arc_link", "arc_capacity", "arc_raw_capacity", "arc_latency", "arc_scale_out", "arc_level")
+    arc_arrays = ("arc_tail", "arc_head", "arc_link", "arc_port", "arc_capacity", "arc_raw_capacity", "arc_latency", "arc_scale_out", "arc_level")
     return _with_routing(
         spec=spec,
         transport=compiled.transport,
         card_ids=compiled.card_ids,
         card_nodes=compiled.card_nodes,
+        card_route_index=compiled.card_route_index,  # a port that goes down keeps its LID
         card_supernode=compiled.card_supernode,
         in_switch_reduction=compiled.in_switch_reduction,
         is_card=compiled.is_card,
@@ -230,7 +246,7 @@ def _with_routing(**fields) -> CompiledFabric:
     card_nic = (is_card[tail] & ~is_card[head] & ~is_switch[head]) | (is_card[head] & ~is_card[tail] & ~is_switch[tail])
     arc_cost = 1.0 + card_nic + fields["arc_scale_out"] * (len(tail) + 1.0)
     keys = tail * node_count + head
-    order = np.argsort(keys, kind="stable")
+    order = np.lexsort((fields["arc_port"], keys))  # parallel arcs of a pair in port order
     card_group, attachments = _destination_groups(fields["card_nodes"], tail, head, arc_cost, is_card)
     transit_nodes = np.flatnonzero(~is_card)
     transit_column = np.full(node_count, len(transit_nodes), dtype=np.intp)
@@ -248,6 +264,38 @@ def _with_routing(**fields) -> CompiledFabric:
         transit_column=transit_column,
         transit_distance=_transit_distances(attachments, tail, head, arc_cost, is_card, transit_nodes, transit_column),
     )
+
+
+def _port_ranks(ports: list[str]) -> np.ndarray:
+    """Each port name's rank among ``ports``, numbers in numeric order before other names."""
+    keys = [(0, int(port), "") if port.isdigit() else (1, 0, port) for port in ports]
+    rank = {key: number for number, key in enumerate(sorted(set(keys)))}
+    return np.array([rank[key] for key in keys], dtype=np.intp)
+
+
+def _route_index(spec: FabricSpec, index: dict[str, int], card_nodes: np.ndarray) -> np.ndarray:
+    """Each card's place in (leaf, port on the leaf) order, leaves in fabric order (see the module
+    docstring). A card without a switch port comes last, in card order."""
+    kinds = [node.kind for node in spec.nodes]
+    switch_ports: dict[int, list[tuple[bool, int, tuple]]] = {}  # node -> (not scale-out, switch, port key)
+    nics: dict[int, list[int]] = {}  # card -> the NICs it is cabled to
+    for link in spec.links:
+        for (near, _), (far, far_port) in (link.ends(), link.ends()[::-1]):
+            near, far = index[near], index[far]
+            if kinds[far] == "switch" and kinds[near] != "switch":
+                port_key = (0, int(far_port), "") if far_port.isdigit() else (1, 0, far_port)
+                switch_ports.setdefault(near, []).append((link.domain != "scale-out", far, port_key))
+            elif kinds[near] == "card" and kinds[far] not in ("card", "switch"):
+                nics.setdefault(near, []).append(far)
+    order_keys = []
+    for number, card in enumerate(card_nodes.tolist()):
+        reached = switch_ports.get(card, []) + [port for nic in nics.get(card, ()) for port in switch_ports.get(nic, ())]
+        _, leaf, port_key = min(reached) if reached else (True, len(kinds), (2, 0, ""))
+        order_keys.append((leaf, port_key, number))
+    ranked = sorted(range(len(order_keys)), key=order_keys.__getitem__)
+    route_index = np.empty(len(order_keys), dtype=np.intp)
+    route_index[ranked] = np.arange(len(ranked))
+    return route_index
 
 
 def _padded_out_arcs(arcs: np.ndarray, tail: np.ndarray, node_count: int, *, min_width: int) -> np.ndarray:
@@ -366,7 +414,8 @@ def route(
     moving = at != target_nodes
     flows, at, mass = flows[moving], at[moving], mass[moving]
     recorded_flows, recorded_arcs, recorded_mass = [], [], []
-    divisor = np.ones(flow_count, dtype=np.intp)  # pinned: choices made so far, per flow
+    # Pinned: the destination's routing index, divided by the switch choices made so far.
+    digits = compiled.card_route_index[targets].copy()
     for hop in range(node_count):
         if not len(flows):
             break
@@ -387,7 +436,7 @@ def route(
         counts = (hi - lo)[leaving]
         exits_base = lo[leaving]
         chosen_flows, chosen_slots, chosen_mass = _choose(
-            flows[leaving], mass[leaving], counts, hop, mode, seed, keys, targets, divisor
+            flows[leaving], mass[leaving], counts, hop, mode, seed, keys, digits
         )
         exit_arcs = compiled.arc_by_key[exits_base[chosen_slots[0]] + chosen_slots[1]]
         recorded_flows.append(chosen_flows)
@@ -410,13 +459,22 @@ def route(
         valid = (candidates >= 0) & (
             np.abs(compiled.arc_cost[safe] + beyond - compiled.distance(pair_group, pair_node)[:, None]) < 1e-9
         )
-        # The valid next arcs of each pair, in out-arc order, one pair after the other.
+        # The valid next arcs of each pair, one pair after the other, in out-arc order (pinned:
+        # grouped by next node, parallel links in port order).
         valid_pairs, valid_slots = np.nonzero(valid)
         pair_counts = np.bincount(valid_pairs, minlength=len(unique_pairs))
         pair_starts = np.cumsum(pair_counts) - pair_counts
-        chosen_flows, (entry, slot), chosen_mass = _choose(
-            flows, mass, pair_counts[pair_of], hop, mode, seed, keys, targets, divisor
-        )
+        if mode == "pinned":
+            arcs = candidates[valid_pairs, valid_slots]
+            next_nodes = compiled.arc_head[arcs]
+            order = np.lexsort((compiled.arc_port[arcs], next_nodes, valid_pairs))
+            valid_pairs, valid_slots, next_nodes = valid_pairs[order], valid_slots[order], next_nodes[order]
+            chosen_flows, entry, chosen_mass = flows, np.arange(len(flows)), mass
+            slot = _pinned_slots(flows, pair_of, valid_pairs, next_nodes, pair_starts, digits)
+        else:
+            chosen_flows, (entry, slot), chosen_mass = _choose(
+                flows, mass, pair_counts[pair_of], hop, mode, seed, keys, digits
+            )
         choice = pair_starts[pair_of[entry]] + slot
         arcs = candidates[valid_pairs[choice], valid_slots[choice]]
         recorded_flows.append(chosen_flows)
@@ -449,10 +507,11 @@ def _choose(
     mode: str,
     seed: int,
     keys: np.ndarray,
-    targets: np.ndarray,
-    divisor: np.ndarray,
+    digits: np.ndarray,
 ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray], np.ndarray]:
-    """Pick next-hop slots: returns (flow, (entry, slot), mass) per chosen option."""
+    """Pick next-hop slots among ``counts`` options: returns (flow, (entry, slot), mass) per
+    chosen option. Pinned takes the next digit of the flow's destination index, as for
+    parallel links (see ``_pinned_slots``)."""
     entries = np.arange(len(flows))
     if mode == "spray":
         entry = np.repeat(entries, counts)
@@ -460,11 +519,34 @@ def _choose(
         slot = np.arange(int(counts.sum())) - np.repeat(starts, counts)
         return flows[entry], (entry, slot), (mass / counts)[entry]
     if mode == "pinned":
-        slot = (targets[flows] // divisor[flows]) % counts
-        divisor[flows] *= counts
+        slot = digits[flows] % counts
     else:
         slot = (_hash(keys[flows], seed, hop) % counts.astype(np.uint64)).astype(np.intp)
     return flows, (entries, slot), mass
+
+
+def _pinned_slots(
+    flows: np.ndarray,
+    pair_of: np.ndarray,
+    entry_pair: np.ndarray,
+    entry_node: np.ndarray,
+    pair_starts: np.ndarray,
+    digits: np.ndarray,
+) -> np.ndarray:
+    """d-mod-k over one hop: each flow's slot among its pair's valid next arcs, which come
+    grouped by next node (``entry_node``, runs of parallel links). The next node is the
+    destination's digit modulo the distinct next nodes, and that digit is used up (``digits``
+    is divided in place); the parallel link is the next digit, kept for the next hop."""
+    new_run = np.ones(len(entry_node), dtype=bool)
+    new_run[1:] = (entry_pair[1:] != entry_pair[:-1]) | (entry_node[1:] != entry_node[:-1])
+    run_starts = np.flatnonzero(new_run)
+    run_lengths = np.diff(np.append(run_starts, len(entry_node)))
+    runs_per_pair = np.bincount(entry_pair[run_starts], minlength=len(pair_starts))
+    first_run = np.cumsum(runs_per_pair) - runs_per_pair
+    choices = runs_per_pair[pair_of]
+    run = first_run[pair_of] + digits[flows] % choices
+    digits[flows] //= choices
+    return run_starts[run] + digits[flows] % run_lengths[run] - pair_starts[pair_of]
 
 
 def _hash(keys: np.ndarray, seed: int, hop: int) -> np.ndarray:

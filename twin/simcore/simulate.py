@@ -123,9 +123,11 @@ class Simulator:
             )
         sources = np.tile(self.ranks[phase.sources], self.channels)
         targets = np.tile(self.ranks[phase.targets], self.channels)
+        # Hashed on the ends' routing indices, not their numbers: the fabric's order must not matter.
+        index = self.compiled.card_route_index
         keys = (
             np.repeat(np.arange(self.channels, dtype=np.uint64), len(phase.sources)) << np.uint64(40)
-        ) + (sources.astype(np.uint64) << np.uint64(20)) + targets.astype(np.uint64)
+        ) + (index[sources].astype(np.uint64) << np.uint64(20)) + index[targets].astype(np.uint64)
         if phase.in_switch:
             routes, rates = self._reduction_tree(sources)
         else:
