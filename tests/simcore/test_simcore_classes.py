@@ -46,7 +46,7 @@ def per_flow(fabric, ranks, mode):
 def test_classes_carry_the_per_flow_loads_and_slowest_rate(name, mode):
     fabric = FABRICS[name]
     compiled, flows, rates = per_flow(fabric, np.arange(len(fabric.cards())), mode)
-    classes = route_all_pairs(compiled, np.arange(len(compiled.card_ids)), mode=mode)
+    classes = route_all_pairs(compiled, np.arange(len(compiled.card_ids)), mode=mode, max_entries=10**7)
     # The same flows on every arc (the classes' incidence sums their members'), in all.
     np.testing.assert_allclose(classes.incidence.sum(axis=0), flows.incidence.sum(axis=0), rtol=1e-9, atol=1e-9)
     assert classes.members.sum() == flows.incidence.shape[0]
@@ -118,3 +118,12 @@ def test_a_fat_tree_of_16384_cards_is_within_the_bound():
     ranks = np.arange(len(compiled.card_ids))
     assert all_pairs_entries(compiled, ranks, "pinned") == 512 * 16384 <= MAX_CLASS_ENTRIES
     assert all_pairs_entries(compiled, ranks, "spray") <= MAX_CLASS_ENTRIES
+
+
+def test_a_hop_over_the_bound_is_refused_before_it_is_built():
+    """64 groups start from 4,096 sprayed entries; the spines' fan-out would make more."""
+    compiled = compile_fabric(FABRICS["3-tier fat-tree"])
+    ranks = np.arange(len(compiled.card_ids))
+    assert all_pairs_entries(compiled, ranks, "spray") == 64 * 64
+    with pytest.raises(TwinCoreError, match="walk entries, more than 5,000"):
+        route_all_pairs(compiled, ranks, mode="spray", max_entries=5_000)

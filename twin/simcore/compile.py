@@ -485,16 +485,16 @@ def route(
 
 
 def all_pairs_entries(compiled: CompiledFabric, ranks: np.ndarray, mode: str) -> int:
-    """The most walk entries ``route_all_pairs`` holds at one hop on ``ranks``, known before
-    anything is allocated: (source groups) x (destinations: cards pinned, groups else),
-    spraying times the widest fan-out. What callers refuse a pattern by."""
+    """The walk entries ``route_all_pairs`` starts from on ``ranks``, known before anything is
+    allocated: (source groups) x (destinations: cards pinned, groups else), spraying times a
+    card's uplinks. What callers refuse a pattern by; the walk checks each later hop itself."""
     groups = len(np.unique(compiled.card_group[ranks]))
     if mode == "pinned":
         return groups * len(ranks)
-    return groups * groups * max(compiled.out_arcs.shape[1], compiled.card_uplinks.shape[1])
+    return groups * groups * max(1, compiled.card_uplinks.shape[1])
 
 
-def route_all_pairs(compiled: CompiledFabric, ranks: np.ndarray, *, mode: str) -> Routes:
+def route_all_pairs(compiled: CompiledFabric, ranks: np.ndarray, *, mode: str, max_entries: int) -> Routes:
     """Every rank to every other as *flow classes*, never a row per flow (p (p - 1) rows, 268
     million at 16,384 ranks): one row per class of flows with the same demand and domain (the
     scale-out flows, and the others), its incidence the sum of its members' (flows on each
@@ -514,8 +514,8 @@ def route_all_pairs(compiled: CompiledFabric, ranks: np.ndarray, *, mode: str) -
     slowest flows: progressive filling's first level is the least capacity / flows crossing
     over the arcs, and a class adds its members' crossings. A class then moves at the pace of
     its slowest member, the per-flow answer when its members are alike (a symmetric fabric).
-    Raises ``TwinCoreError`` for cards cabled to cards (they would not be alike) and where a
-    pair has no path.
+    Raises ``TwinCoreError`` for cards cabled to cards (they would not be alike), where a pair
+    has no path, and before a hop that would hold more than ``max_entries`` entries.
     """
     if mode not in ECMP_MODES:
         raise TwinCoreError(f"ECMP mode {mode!r}; expected one of {', '.join(ECMP_MODES)}")
@@ -555,7 +555,7 @@ def route_all_pairs(compiled: CompiledFabric, ranks: np.ndarray, *, mode: str) -
 
     # First hop, worked out from each group's first card: every card of the group leaves the
     # same way (same head, same place among parallel cables), less its own entry's share.
-    entry, arcs, share, digits = _step(compiled, start, groups[entry_target], digits, mode, first_hop=True)
+    entry, arcs, share, digits = _step(compiled, start, groups[entry_target], digits, mode, first_hop=True, max_entries=max_entries)
     key = (entry_source[entry] * 2 + entry_class[entry]) * arc_count + arcs
     keys, inverse = np.unique(key, return_inverse=True)
     key_flows = np.bincount(inverse, weights=share * per_card[entry])
@@ -606,7 +606,7 @@ def route_all_pairs(compiled: CompiledFabric, ranks: np.ndarray, *, mode: str) -
         )
         if not len(at):
             break
-        entry, arcs, share, digits = _step(compiled, at, groups[target], digits, mode, first_hop=False)
+        entry, arcs, share, digits = _step(compiled, at, groups[target], digits, mode, first_hop=False, max_entries=max_entries)
         _add(loads, klass[entry], arcs, mass[entry] * share, arc_count)
         head = compiled.arc_head[arcs]
         state = _merged(
@@ -629,12 +629,25 @@ def route_all_pairs(compiled: CompiledFabric, ranks: np.ndarray, *, mode: str) -
 
 
 def _step(
-    compiled: CompiledFabric, at: np.ndarray, group: np.ndarray, digits: np.ndarray, mode: str, *, first_hop: bool
+    compiled: CompiledFabric,
+    at: np.ndarray,
+    group: np.ndarray,
+    digits: np.ndarray,
+    mode: str,
+    *,
+    first_hop: bool,
+    max_entries: int,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """One hop of walk entries at nodes ``at`` towards ``group``: (entry, arc, share of the
     entry's mass, digits after the hop) per choice; pinned one choice an entry, else an equal
-    split (spray, and hash at its expectation)."""
+    split (spray, and hash at its expectation). Refuses a hop of more than ``max_entries``."""
     options, pair_of, pair_counts, pair_starts = _next_arcs(compiled, at, group, first_hop=first_hop)
+    choices = len(at) if mode == "pinned" else int(pair_counts[pair_of].sum())
+    if choices > max_entries:
+        raise TwinCoreError(
+            f"all-pairs flow classes: a hop of {choices:,} walk entries, more than {max_entries:,} "
+            "(cards alike share an entry: here few are); use fewer ranks, d-mod-k routing or another algorithm"
+        )
     if mode == "pinned":
         digits = digits.copy()
         entry = np.arange(len(at))

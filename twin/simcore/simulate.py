@@ -37,9 +37,10 @@ MAX_PATTERN_FLOWS = 4_200_000
 """Largest flow pattern routed flow by flow (flows x channels): all pairs of 2,048 ranks. An
 all-pairs pattern above it runs as flow classes."""
 MAX_CLASS_ENTRIES = 20_000_000
-"""Most walk entries of an all-pairs pattern as flow classes (``all_pairs_entries``): a few GB at
-most (about 100 bytes an entry at the widest hop). A 16,384-card fat-tree takes 8.4 million pinned,
-16.8 million sprayed."""
+"""Most walk entries an all-pairs pattern as flow classes holds at one hop: a few GB at most
+(about 100 bytes an entry). ``too_large`` refuses by the entries it starts from
+(``all_pairs_entries``), the walk any later hop over it. A 16,384-card fat-tree starts from 8.4
+million pinned, 262,144 sprayed."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -156,7 +157,7 @@ class Simulator:
         """Every rank to every other as flow classes (``route_all_pairs``): past
         ``max_pattern_flows`` a row per flow would not fit. Each channel's flows take the same
         paths (d-mod-k and spraying ignore the channel; hashing is taken at its expectation)."""
-        routes = route_all_pairs(self.compiled, self.ranks, mode=self.ecmp)
+        routes = route_all_pairs(self.compiled, self.ranks, mode=self.ecmp, max_entries=MAX_CLASS_ENTRIES)
         routes = Routes(
             incidence=routes.incidence * self.channels,
             latency=routes.latency,
@@ -228,7 +229,7 @@ class Simulator:
             return {}
         return {
             name: (
-                f"all-pairs pattern of {flows:,} flows; as flow classes its walk holds up to {entries:,} entries, "
+                f"all-pairs pattern of {flows:,} flows; as flow classes its walk starts from {entries:,} entries, "
                 f"more than {MAX_CLASS_ENTRIES:,} (cards alike share an entry: here few are); use fewer ranks or another algorithm"
             )
             for name in algorithms_for(collective)
