@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from twin.simcore.algorithms import algorithms_for
 from twin.simcore.errors import TwinCoreError
-from twin.simcore.generate import fat_tree, supernode_cluster
+from twin.simcore.generate import fat_tree, rail_optimised, supernode_cluster
 from twin.simcore.model import FabricSpec
 from twin.simcore.transport import PROTOCOLS, Transport
 
@@ -100,3 +100,26 @@ def test_more_bandwidth_never_makes_a_collective_slower(spec, workload, factor):
         return
     assert after is not None
     assert after["time_s"] <= before["time_s"] * (1 + 1e-9)
+
+
+@st.composite
+def designs(draw) -> FabricSpec:
+    """The random fabrics above, or rail-optimised servers (NVLink inside, one NIC a card)."""
+    if draw(st.booleans()):
+        return draw(fabrics())
+    return rail_optimised(servers=draw(st.integers(2, 8)), cards_per_server=4, servers_per_unit=4, radix=16)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(spec=designs(), exponent=st.integers(24, 30))
+def test_one_designs_collectives_are_consistent(spec, exponent):
+    """AllReduce is a ReduceScatter then an AllGather, moving twice their bytes: the same busbw
+    where each runs its best algorithm, an in-switch AllReduce (each byte up and down once)
+    at most twice theirs. And neither half is slower than the AllReduce ring's pattern allows."""
+    size = float(2**exponent)
+    ring = run(spec, {"collective": "allreduce", "algorithm": "ring", "size_bytes": size})
+    best = {collective: run(spec, {"collective": collective, "algorithm": "auto", "size_bytes": size})
+            for collective in ("allreduce", "allgather", "reducescatter")}  # fmt: skip
+    for half in ("allgather", "reducescatter"):
+        assert best[half]["busbw_GBps"] >= ring["busbw_GBps"] * 0.95, (half, best[half]["algorithm"])
+        assert best["allreduce"]["busbw_GBps"] <= 2 * best[half]["busbw_GBps"] * 1.05, (half, best["allreduce"]["algorithm"])

@@ -241,16 +241,24 @@ def test_a_card_cut_off_by_a_failed_leaf_compiles_and_is_unreachable():
     assert compiled is not None
 
 
-def test_all_pairs_patterns_over_the_limit_are_refused_before_any_pair_is_built(monkeypatch):
+def test_all_pairs_patterns_over_the_limit_run_as_flow_classes_without_their_pairs(monkeypatch):
     import twin.simcore.simulate as simulate_module
 
     built = []
-    monkeypatch.setattr(simulate_module, "phases_for", lambda collective, algorithm, *args: built.append(algorithm) or phases_for(collective, algorithm, *args))
-    simulator = Simulator(supernode(cards=64, cards_per_host=8, switch_radix=16), max_pattern_flows=1000)  # 64 x 63 pairs
-    assert set(simulator.too_large("allreduce")) == {"one_shot", "two_shot"}
-    with pytest.raises(TwinCoreError, match="all-pairs pattern of 4,032 flows, more than 1,000"):
-        simulator.run("alltoall", 1e6, "direct")
-    chosen = simulator.run("alltoall", 1e6, "auto")
-    assert chosen["algorithm"] == "bruck" and "4,032 flows" in chosen["choice"]["skipped"]["direct"]
-    assert "direct" not in built and "bruck" in built
-    assert Simulator(supernode(cards=64, cards_per_host=8, switch_radix=16)).too_large("alltoall") == {}
+
+    def recording(*args, **kwargs):
+        phases = phases_for(*args, **kwargs)
+        built.extend(phases)
+        return phases
+
+    monkeypatch.setattr(simulate_module, "phases_for", recording)
+    fabric = supernode(cards=64, cards_per_host=8, switch_radix=16)
+    simulator = Simulator(fabric, ecmp="pinned", max_pattern_flows=1000)  # 64 x 63 pairs
+    assert simulator.too_large("alltoall") == {}
+    result = simulator.run("alltoall", 1e6, "direct")
+    all_pairs = [phase for phase in built if phase.unbuilt_pairs]
+    assert all_pairs and all(len(phase.sources) == 0 and phase.flow_count == 64 * 63 for phase in all_pairs)
+    assert result["phases"][0]["flows"] == 64 * 63
+    exact = Simulator(fabric, ecmp="pinned").run("alltoall", 1e6, "direct")
+    assert result["time_s"] == pytest.approx(exact["time_s"], rel=1e-9)
+    assert simulator.run("alltoall", 1e6, "auto")["choice"]["skipped"] == {}

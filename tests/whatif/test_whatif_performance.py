@@ -40,10 +40,11 @@ def test_ecmp_check_compares_hashing_with_spraying():
     assert performance_cell(FABRIC, "alltoall", SIZES, ecmp="spray")["ecmp"] is None
 
 
-def test_all_pairs_algorithms_above_the_sweep_limit_are_left_out_of_auto():
-    cell = performance_cell(FABRIC, "allreduce", (2**20,), max_pattern_flows=100)
-    assert set(cell["too_large"]) == {"one_shot", "two_shot"}
-    assert cell["points"][0]["chosen_algorithm"] not in cell["too_large"]
+def test_all_pairs_algorithms_above_the_sweep_limit_run_as_flow_classes():
+    cell = performance_cell(FABRIC, "alltoall", (2**20,), ("direct",), max_pattern_flows=100, ecmp="pinned")
+    assert cell["too_large"] == {}
+    exact = performance_cell(FABRIC, "alltoall", (2**20,), ("direct",), ecmp="pinned")
+    assert cell["points"][0]["time_s"] == pytest.approx(exact["points"][0]["time_s"], rel=1e-9)
 
 
 def test_an_inapplicable_named_algorithm_is_reported_not_raised():

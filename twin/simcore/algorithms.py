@@ -23,6 +23,7 @@ pipelining). With ``k = 1`` it is stop-and-wait: ``m alpha + b / R``.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ from twin.simcore.errors import TwinCoreError
 __all__ = [
     "ALGORITHMS",
     "ALL_PAIRS",
+    "ALL_PAIRS_PATTERN",
     "algorithms_for",
     "BUS_FACTORS",
     "COLLECTIVES",
@@ -82,6 +84,11 @@ class Phase:
     peer_issues: int = 0  # per-peer posts of each rank per step (direct algorithms)
     in_switch: bool = False
     memory_semantic: bool = False  # direct writes: only on scale-up flows
+    unbuilt_pairs: int = 0  # all pairs of this many ranks, left unbuilt (sources, targets empty)
+
+    @property
+    def flow_count(self) -> int:
+        return self.unbuilt_pairs * (self.unbuilt_pairs - 1) or len(self.sources)
 
 
 def step_time(
@@ -105,7 +112,13 @@ def step_time(
 
 
 def phases_for(
-    collective: str, algorithm: str, size_bytes: float, ranks: int, groups: np.ndarray | None = None
+    collective: str,
+    algorithm: str,
+    size_bytes: float,
+    ranks: int,
+    groups: np.ndarray | None = None,
+    *,
+    pairs_up_to: int | None = None,
 ) -> list[Phase]:
     """The phases of ``algorithm`` for ``collective`` on ``ranks`` ranks (0..p-1).
 
@@ -113,7 +126,9 @@ def phases_for(
     broadcast, reduce, alltoall and sendrecv; the whole output (allgather) or
     input (reducescatter) buffer. ``groups`` (rank -> group number, equal
     sizes) is needed by ``hierarchical``. Raises ``TwinCoreError`` when the
-    pair does not exist or does not fit the ranks.
+    pair does not exist or does not fit the ranks. ``pairs_up_to``: an all-pairs phase of more
+    flows is left unbuilt (``Phase.unbuilt_pairs``; at 16,384 ranks its pairs alone take 4 GiB)
+    for a caller that routes it as flow classes.
     """
     if collective not in COLLECTIVES:
         raise TwinCoreError(f"unknown collective {collective!r}; expected one of {', '.join(COLLECTIVES)}")
@@ -125,7 +140,14 @@ def phases_for(
         raise TwinCoreError(
             f"no algorithm {algorithm!r} for {collective}; expected one of {', '.join(known)} or auto"
         )
-    return builder(float(size_bytes), ranks, groups)
+    phases = builder(float(size_bytes), ranks, groups)
+    if not any(phase.unbuilt_pairs for phase in phases) or (pairs_up_to is not None and ranks * (ranks - 1) > pairs_up_to):
+        return phases
+    sources, targets = _all_pairs(ranks)
+    return [
+        dataclasses.replace(phase, sources=sources, targets=targets, unbuilt_pairs=0) if phase.unbuilt_pairs else phase
+        for phase in phases
+    ]
 
 
 def algorithms_for(collective: str) -> list[str]:
@@ -168,6 +190,10 @@ def closed_form_time(
 def _shift(p: int, distance: int) -> tuple[np.ndarray, np.ndarray]:
     ranks = np.arange(p)
     return ranks, (ranks + distance) % p
+
+
+ALL_PAIRS_PATTERN = "all-pairs"
+"""The pattern name of every phase from each rank to every other (``_all_pairs``)."""
 
 
 def _all_pairs(p: int) -> tuple[np.ndarray, np.ndarray]:
@@ -278,7 +304,10 @@ def _rabenseifner_allreduce(n: float, p: int, groups: np.ndarray | None) -> list
     return _folded(n, p, body)
 
 
-def _hierarchical_allreduce(n: float, p: int, groups: np.ndarray | None) -> list[Phase]:
+def _group_rings(p: int, groups: np.ndarray | None) -> tuple[int, int, tuple, tuple]:
+    """(inner, outer, ring inside each group, ring across groups by local index) of the
+    ranks' equal groups (super-nodes or hosts): rank i of a group talks across to rank i of the
+    next group, each on its own rail."""
     if groups is None:
         raise TwinCoreError("hierarchical needs groups of ranks (super-nodes or hosts)")
     labels, local = np.unique(groups, return_inverse=True)
@@ -292,8 +321,11 @@ def _hierarchical_allreduce(n: float, p: int, groups: np.ndarray | None) -> list
     members = np.argsort(local, kind="stable").reshape(outer, inner)  # members[group, local index]
     inner_next = np.roll(members, -1, axis=1)
     outer_next = np.roll(members, -1, axis=0)
-    inside = (members.ravel(), inner_next.ravel())
-    across = (members.ravel(), outer_next.ravel())
+    return inner, outer, (members.ravel(), inner_next.ravel()), (members.ravel(), outer_next.ravel())
+
+
+def _hierarchical_allreduce(n: float, p: int, groups: np.ndarray | None) -> list[Phase]:
+    inner, outer, inside, across = _group_rings(p, groups)
     return [
         Phase("reduce-scatter inside groups", "inner-ring", *inside, n / inner, steps=inner - 1),
         Phase("allreduce across groups", "outer-ring", *across, n / p, steps=2 * (outer - 1)),
@@ -301,17 +333,40 @@ def _hierarchical_allreduce(n: float, p: int, groups: np.ndarray | None) -> list
     ]
 
 
+def _hierarchical_allgather(n: float, p: int, groups: np.ndarray | None) -> list[Phase]:
+    # Each rank's n / p block goes round its rail first, then the group shares what it holds.
+    inner, outer, inside, across = _group_rings(p, groups)
+    return [
+        Phase("allgather across groups", "outer-ring", *across, n / p, steps=outer - 1),
+        Phase("allgather inside groups", "inner-ring", *inside, n / inner, steps=inner - 1),
+    ]
+
+
+def _hierarchical_reducescatter(n: float, p: int, groups: np.ndarray | None) -> list[Phase]:
+    # The mirror image: reduce inside the group to n / inner a rank, then across its rail.
+    inner, outer, inside, across = _group_rings(p, groups)
+    return [
+        Phase("reduce-scatter inside groups", "inner-ring", *inside, n / inner, steps=inner - 1),
+        Phase("reduce-scatter across groups", "outer-ring", *across, n / p, steps=outer - 1),
+    ]
+
+
 # A direct write step posts to p - 1 peers, then raises a flag at each for the
 # barrier: 2 (p - 1) posts (MODELLING.md's sync(p) of at least (p - 1) o with flags).
+def _every_peer(name: str, p: int, bytes_per_flow: float, **options) -> Phase:
+    """An all-pairs phase, its pairs left for ``phases_for`` to build (or not)."""
+    empty = np.empty(0, np.intp)
+    return Phase(name, ALL_PAIRS_PATTERN, empty, empty, bytes_per_flow, unbuilt_pairs=p, **options)
+
+
 def _one_shot(n: float, p: int, groups: np.ndarray | None) -> list[Phase]:
-    return [Phase("write to every peer", "all-pairs", *_all_pairs(p), n, peer_issues=2 * (p - 1), memory_semantic=True)]
+    return [_every_peer("write to every peer", p, n, peer_issues=2 * (p - 1), memory_semantic=True)]
 
 
 def _two_shot(n: float, p: int, groups: np.ndarray | None) -> list[Phase]:
-    pairs = _all_pairs(p)
     return [
-        Phase("direct reduce-scatter", "all-pairs", *pairs, n / p, peer_issues=2 * (p - 1), memory_semantic=True),
-        Phase("direct allgather", "all-pairs", *pairs, n / p, peer_issues=2 * (p - 1), memory_semantic=True),
+        _every_peer("direct reduce-scatter", p, n / p, peer_issues=2 * (p - 1), memory_semantic=True),
+        _every_peer("direct allgather", p, n / p, peer_issues=2 * (p - 1), memory_semantic=True),
     ]
 
 
@@ -321,9 +376,9 @@ def _direct(collective: str) -> Callable:
             return [Phase("send to the next rank", "ring", *_shift(p, 1), n)]
         if collective == "alltoall":
             # Posted at once: each rank pays the issue cost of p - 1 messages, one latency.
-            return [Phase("exchange with every peer", "all-pairs", *_all_pairs(p), n / p, peer_issues=p - 1)]
+            return [_every_peer("exchange with every peer", p, n / p, peer_issues=p - 1)]
         return [
-            Phase(f"direct {collective}", "all-pairs", *_all_pairs(p), n / p, peer_issues=2 * (p - 1), memory_semantic=True)
+            _every_peer(f"direct {collective}", p, n / p, peer_issues=2 * (p - 1), memory_semantic=True)
         ]
 
     return build
@@ -350,6 +405,8 @@ _BUILDERS: dict[tuple[str, str], Callable[[float, int, np.ndarray | None], list[
     ("allreduce", "rabenseifner"): _rabenseifner_allreduce,
     ("reducescatter", "rabenseifner"): _halving_reducescatter,
     ("allreduce", "hierarchical"): _hierarchical_allreduce,
+    ("allgather", "hierarchical"): _hierarchical_allgather,
+    ("reducescatter", "hierarchical"): _hierarchical_reducescatter,
     ("allreduce", "one_shot"): _one_shot,
     ("allreduce", "two_shot"): _two_shot,
     ("allreduce", "in_switch"): _in_switch,
@@ -358,7 +415,7 @@ _BUILDERS: dict[tuple[str, str], Callable[[float, int, np.ndarray | None], list[
 }
 
 ALL_PAIRS = frozenset(
-    pair for pair, build in _BUILDERS.items() if any(phase.pattern == "all-pairs" for phase in build(1.0, 4, np.arange(4) // 2))
+    pair for pair, build in _BUILDERS.items() if any(phase.pattern == ALL_PAIRS_PATTERN for phase in build(1.0, 4, np.arange(4) // 2))
 )
 """The (collective, algorithm) pairs with a phase from every rank to every other: p (p - 1)
 flows, so callers can refuse them by the rank count before building the pairs (found by

@@ -25,16 +25,22 @@ import numpy as np
 from scipy import sparse
 
 from twin.simcore.algorithms import ALL_PAIRS, BUS_FACTORS, Phase, algorithms_for, phases_for, step_time
-from twin.simcore.compile import CompiledFabric, Routes, compile_fabric, route
+from twin.simcore.compile import CompiledFabric, Routes, all_pairs_entries, compile_fabric, route, route_all_pairs
 from twin.simcore.congestion import max_min_rates
 from twin.simcore.errors import TwinCoreError
 from twin.simcore.model import FabricSpec
 from twin.simcore.transport import PROTOCOLS, FlowCosts, Transport, protocols_to_try, transport_for
 
-__all__ = ["MAX_PATTERN_FLOWS", "Simulator", "simulate"]
+__all__ = ["MAX_CLASS_ENTRIES", "MAX_PATTERN_FLOWS", "Simulator", "simulate"]
 
 MAX_PATTERN_FLOWS = 4_200_000
-"""Largest flow pattern evaluated (flows x channels): all pairs of 2,048 ranks."""
+"""Largest flow pattern routed flow by flow (flows x channels): all pairs of 2,048 ranks. An
+all-pairs pattern above it runs as flow classes."""
+MAX_CLASS_ENTRIES = 20_000_000
+"""Most walk entries an all-pairs pattern as flow classes holds at one hop: a few GB at most
+(about 100 bytes an entry). ``too_large`` refuses by the entries it starts from
+(``all_pairs_entries``), the walk any later hop over it. A 16,384-card fat-tree starts from 8.4
+million pinned, 262,144 sprayed."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -46,6 +52,12 @@ class _Pattern:
     rates: np.ndarray
     channels: int
     costs: dict[str, FlowCosts]
+
+    @property
+    def flows(self) -> float:
+        """Flows of the pattern: its rows, or their members when the rows are flow classes."""
+        members = self.routes.members
+        return self.routes.incidence.shape[0] if members is None else float(members.sum())
 
     def flow_costs(self, transport: Transport, protocol: str) -> FlowCosts:
         if protocol not in self.costs:
@@ -115,6 +127,10 @@ class Simulator:
         cached = self._patterns.get(phase.pattern)
         if cached is not None:
             return cached
+        if phase.unbuilt_pairs:
+            pattern = self._all_pairs_classes()
+            self._patterns[phase.pattern] = pattern
+            return pattern
         flows = len(phase.sources) * self.channels
         if flows > self.max_pattern_flows:
             raise TwinCoreError(
@@ -123,9 +139,11 @@ class Simulator:
             )
         sources = np.tile(self.ranks[phase.sources], self.channels)
         targets = np.tile(self.ranks[phase.targets], self.channels)
+        # Hashed on the ends' routing indices, not their numbers: the fabric's order must not matter.
+        index = self.compiled.card_route_index
         keys = (
             np.repeat(np.arange(self.channels, dtype=np.uint64), len(phase.sources)) << np.uint64(40)
-        ) + (sources.astype(np.uint64) << np.uint64(20)) + targets.astype(np.uint64)
+        ) + (index[sources].astype(np.uint64) << np.uint64(20)) + index[targets].astype(np.uint64)
         if phase.in_switch:
             routes, rates = self._reduction_tree(sources)
         else:
@@ -134,6 +152,21 @@ class Simulator:
         pattern = _Pattern(routes=routes, rates=rates, channels=self.channels, costs={})
         self._patterns[phase.pattern] = pattern
         return pattern
+
+    def _all_pairs_classes(self) -> _Pattern:
+        """Every rank to every other as flow classes (``route_all_pairs``): past
+        ``max_pattern_flows`` a row per flow would not fit. Each channel's flows take the same
+        paths (d-mod-k and spraying ignore the channel; hashing is taken at its expectation)."""
+        routes = route_all_pairs(self.compiled, self.ranks, mode=self.ecmp, max_entries=MAX_CLASS_ENTRIES)
+        routes = Routes(
+            incidence=routes.incidence * self.channels,
+            latency=routes.latency,
+            switch_hops=routes.switch_hops,
+            scale_out=routes.scale_out,
+            members=routes.members * self.channels,
+        )
+        rates = max_min_rates(routes.incidence, self.compiled.arc_capacity, limit=self.channel_limit)
+        return _Pattern(routes=routes, rates=rates, channels=self.channels, costs={})
 
     def _reduction_tree(self, sources: np.ndarray) -> tuple[Routes, np.ndarray]:
         """One stream up and one down on every arc of a pinned tree from the ranks to a root.
@@ -184,14 +217,21 @@ class Simulator:
         return algorithms_for(collective)
 
     def too_large(self, collective: str) -> dict[str, str]:
-        """The all-pairs algorithms of ``collective`` whose pattern on these ranks exceeds
-        ``max_pattern_flows``, each with why: they are refused without building the pairs
-        (at 16,384 ranks those alone would take gigabytes)."""
+        """The all-pairs algorithms of ``collective`` refused on these ranks, each with why.
+        Past ``max_pattern_flows`` flows an all-pairs pattern runs as flow classes
+        (``route_all_pairs``), whose walk is bounded by ``MAX_CLASS_ENTRIES`` before anything is
+        allocated (rows per flow would take gigabytes at 16,384 ranks: 268 million of them)."""
         flows = len(self.ranks) * (len(self.ranks) - 1) * self.channels
         if flows <= self.max_pattern_flows:
             return {}
+        entries = all_pairs_entries(self.compiled, self.ranks, self.ecmp)
+        if entries <= MAX_CLASS_ENTRIES:
+            return {}
         return {
-            name: f"all-pairs pattern of {flows:,} flows, more than {self.max_pattern_flows:,}; use fewer ranks or channels, or another algorithm"
+            name: (
+                f"all-pairs pattern of {flows:,} flows; as flow classes its walk starts from {entries:,} entries, "
+                f"more than {MAX_CLASS_ENTRIES:,} (cards alike share an entry: here few are); use fewer ranks or another algorithm"
+            )
             for name in algorithms_for(collective)
             if (collective, name) in ALL_PAIRS
         }
@@ -253,7 +293,10 @@ class Simulator:
         refused = self.too_large(collective).get(algorithm)
         if refused:
             raise TwinCoreError(refused)
-        phases = phases_for(collective, algorithm, size_bytes, len(self.ranks), self._rank_groups)
+        phases = phases_for(
+            collective, algorithm, size_bytes, len(self.ranks), self._rank_groups,
+            pairs_up_to=self.max_pattern_flows // self.channels,
+        )  # fmt: skip
         limit = self.transport.direct_max_ranks
         if any(phase.memory_semantic for phase in phases) and len(self.ranks) > limit:
             raise TwinCoreError(
@@ -316,12 +359,13 @@ class Evaluation:
         self.bandwidth += phase.steps * bandwidth_part
         self.latency += phase.steps * (step - bandwidth_part)
         if self.dominant is None or phase.steps * bandwidth_part > self.dominant[0]:
-            self.dominant = (phase.steps * bandwidth_part, pattern, slowest)
+            # An in-switch tree's arcs are all on its first row (the others stand for its streams).
+            self.dominant = (phase.steps * bandwidth_part, pattern, 0 if phase.in_switch else slowest)
         self.phases.append(
             {
                 "name": phase.name,
                 "steps": phase.steps,
-                "flows": int(pattern.routes.incidence.shape[0]),
+                "flows": int(pattern.flows),
                 "bytes_per_flow": float(bytes_per_flow),
                 "slowest_rate_GBps": float(rates[slowest]) / 1e9,
                 "step_s": step,

@@ -50,12 +50,12 @@ DEFAULT_SIZES = tuple(2**exponent for exponent in range(10, 31))
 """1 KiB to 1 GiB in powers of two: 21 sizes (nccl-tests ``-b 1K -e 1G -f 2``)."""
 MIN_SIZE_BYTES = 1
 SWEEP_MAX_PATTERN_FLOWS = 1024 * 1023
-"""Largest all-pairs pattern a sweep evaluates: all pairs of 1,024 ranks.
+"""Largest all-pairs pattern a sweep routes flow by flow: all pairs of 1,024 ranks.
 
-The simulator goes up to ``MAX_PATTERN_FLOWS`` (all pairs of 2,048 ranks), but
-such a pattern costs 10-20 s and about 2 GB per cell of a 21-size sweep; a
-what-if leaves direct (one-shot, two-shot, all-to-all direct) algorithms out of
-``auto`` above 1,024 ranks, where NCCL does not use them either. Pass
+Flow by flow, all pairs of 2,048 ranks (``MAX_PATTERN_FLOWS``) cost 10-20 s and about 2 GB per
+cell of a 21-size sweep; above this the sweep's simulator routes direct (one-shot, two-shot,
+all-to-all direct) patterns as flow classes (``route_all_pairs``: same link bytes and slowest
+rate, hashing at its expectation), refusing only a walk over ``MAX_CLASS_ENTRIES``. Pass
 ``max_pattern_flows=MAX_PATTERN_FLOWS`` to match the simulate page exactly.
 """
 SPRAY_CHECK_MAX_FLOWS = 65_536
