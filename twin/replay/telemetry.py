@@ -460,8 +460,8 @@ def _parse_one(raw: Any, where: str, problems: list[str]) -> _Sample | None:
         else:
             problems.append(f"{where}.errors: {raw['errors']!r}; expected an object of counter name -> count")
     utilization = _utilization(raw.get("utilization"), f"{where}.utilization", problems)
-    if utilization is None and not {"tx_bytes", "rx_bytes"} & raw.keys():
-        problems.append(f"{where}: no measurement; expected tx_bytes/rx_bytes counters or utilization")
+    if utilization is None and not {"tx_bytes", "rx_bytes", "errors"} & raw.keys():
+        problems.append(f"{where}: no measurement; expected tx_bytes/rx_bytes counters, utilization or error counters")
     wait_bytes = raw.get("xmit_wait_bytes", DEFAULT_XMIT_WAIT_BYTES)
     if not _is_number(wait_bytes) or wait_bytes <= 0:
         problems.append(f"{where}.xmit_wait_bytes: {wait_bytes!r}; expected a positive number of bytes per tick")
