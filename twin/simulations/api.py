@@ -11,7 +11,8 @@ from twin.fabrics.models import Fabric
 from twin.fabrics.services import source_files_from_uploads
 
 from .models import TraceFile
-from .replays import telemetry_ingest, trace_file_create
+from .replays import trace_file_create
+from .telemetry import telemetry_ingest
 
 __all__ = ("TraceUploadApi", "TelemetryApi")
 
