@@ -227,7 +227,11 @@ def telemetry_source_save(*, fabric: Fabric, url: str, preset: str, mapping, int
     if not MIN_INTERVAL_S <= interval_s <= MAX_INTERVAL_S:
         raise ApplicationError(_("The interval must be between %(low)s and %(high)s seconds.") % {"low": MIN_INTERVAL_S, "high": MAX_INTERVAL_S})
     checked = telemetry_source_check(fabric=fabric, url=url, preset=preset, mapping=mapping, rate_window_s=rate_window_s) if enabled else {}
-    if enabled and checked["series"] and not checked["mapped"]:
+    if enabled and not checked["series"]:
+        raise ApplicationError(
+            _("Prometheus has no series for %(query)s: check the metric names and the selector, and that Prometheus scrapes the exporters.") % {"query": checked["query"]}
+        )
+    if enabled and not checked["mapped"]:
         raise ApplicationError(
             _("Prometheus answered %(series)s series for %(query)s, but none names a port of %(fabric)s: %(examples)s")
             % {"series": checked["series"], "query": checked["query"], "fabric": fabric.name, "examples": "; ".join(checked["unknown"])}
