@@ -13,7 +13,7 @@ each reading and how a series' labels name a port of the fabric:
   (``"{host}/{device}"``; ``host`` is added: ``instance`` without its
   ``:port`` and domain), looked up among the fabric's node ids, names and
   descriptions (case-insensitive) after the ``nodes`` table; an empty port
-  names the node's only link end (a GPU's NVLink).
+  names the node's only link to a switch (a GPU's NVLink, not its PCIe links).
 
 ``rates_frame`` turns the answers (Prometheus ``vector`` results, one per
 query) into the same frame as the POST endpoint's. It is plain Python and
@@ -286,9 +286,9 @@ def _resolve(index: TelemetryIndex, mapping: PrometheusMapping, labels: dict[str
     node = mapping.nodes.get(node_name) or index.node_by_name.get(node_name.strip().lower())
     if node is None:
         return f"{node_name}: no node of the fabric has this id, name or description"
-    if port_name == "":
-        ports = index.ports_of_node.get(node, [])
-        return ports[0] if len(ports) == 1 else f"{node_name}: {len(ports)} link ends; the mapping's port template must name one"
+    if port_name == "":  # a GPU's NVLink counters: its one link to a switch (the others are PCIe, to NICs)
+        ports = [port for port in index.ports_of_node.get(node, []) if index.toward_switch[port]]
+        return ports[0] if len(ports) == 1 else f"{node_name}: {len(ports)} links to switches; the mapping's port template must name one"
     port = index.number.get((node, port_name))
     return port if port is not None else f"{node_name}:{port_name}: not an end of a link of the fabric"
 

@@ -100,6 +100,9 @@ class TelemetryIndex:
         self.port_count = 2 * count
         self.number: dict[tuple[str, str], int] = {}
         self.ports_of_node: dict[str, list[int]] = {}
+        kinds = {node.id: node.kind for node in spec.nodes}
+        # Per port: whether its peer is a switch (a GPU's NVLink port, unlike its PCIe link to a NIC).
+        self.toward_switch = np.array([kinds[link.b] == "switch" for link in spec.links] + [kinds[link.a] == "switch" for link in spec.links], dtype=bool)
         for link_number, link in enumerate(spec.links):
             for port, node, name in ((link_number, link.a, link.a_port), (count + link_number, link.b, link.b_port)):
                 self.number[(node, str(name))] = port
