@@ -234,7 +234,7 @@ def _columns_readings(index: TelemetryIndex, columns: Mapping[str, Any]) -> Port
     """Readings from the column shape, checked a column at a time (no per-sample objects)."""
     problems: list[str] = []
     nodes, names = columns.get("node"), columns.get("port")
-    if not (isinstance(nodes, list) and isinstance(names, list) and len(nodes) == len(names) and all(type(node) is str for node in nodes)):
+    if not (isinstance(nodes, list) and isinstance(names, list) and len(nodes) == len(names) and set(map(type, nodes)) <= {str}):
         raise TelemetryError("telemetry samples must be a list of samples, or an object of columns", ["columns.node and columns.port: expected two lists of the same length, node ids (strings) and their ports"])
     count = len(nodes)
     t = _number_column(columns.get("timestamp"), "columns.timestamp", count, problems, scalar=True)

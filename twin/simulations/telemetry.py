@@ -25,7 +25,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from twin.common.errors import ApplicationError
-from twin.fabrics.models import Fabric, Snapshot
+from twin.fabrics.models import Fabric, Snapshot, SnapshotRole
 from twin.fabrics.selectors import snapshot_spec_cached
 from twin.fabrics.services import SourceFile, decode_text
 from twin.ingest import IngestError
@@ -62,7 +62,8 @@ def _index_cached(snapshot_id: int, created_at: str) -> TelemetryIndex:
 
 
 def _latest_snapshot(fabric: Fabric) -> Snapshot:
-    snapshot = fabric.latest_snapshot()
+    # Only what the index's cache key needs: a snapshot row carries its summary, read on every post otherwise.
+    snapshot = fabric.snapshots.filter(role=SnapshotRole.DISCOVERED).order_by("-version").only("pk", "created_at", "fabric_id").first()
     if snapshot is None:
         raise ApplicationError(_("%(fabric)s has no discovered snapshot to map telemetry onto.") % {"fabric": fabric.name})
     return snapshot
