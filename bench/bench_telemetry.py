@@ -10,11 +10,15 @@ first ports of the export, the column shape of POST /api/fabrics/{id}/telemetry/
 second for --seconds, byte counters growing at 40 % of line rate. A collector posts one batch at
 a time: when a post takes longer than the period, the next starts when it returns (no queue:
 the newest counters win). Post-to-viewer = the moment a post is sent -> the moment the viewer
-receives the frame with that post's seq. Prints figures; asserts nothing.
+receives the frame with that post's seq. Then, in this process, what one Prometheus poll of the
+same ports costs the worker once the answers are in: JSON-decoding three instant vectors
+(tx, rx, xmit_wait) of --ports series and turning them into the frame (labels resolved once,
+then cached). Prints figures; asserts nothing.
 """
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -29,6 +33,21 @@ from tests.stack import Session, Stack  # noqa: E402
 
 TARGET_P95_S = 0.5
 LOAD = 0.4  # share of line rate the counters grow at
+
+
+def web_cpu_s(serve_pid: int) -> float:
+    """CPU seconds (user + system) the stack's daphne process (a child of `serve`) has used so
+    far: what the posts cost the web process, whatever else the machine runs."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for process in Path("/proc").glob("[0-9]*"):
+        try:
+            fields = (process / "stat").read_text().rsplit(")", 1)[1].split()
+            if int(fields[1]) == serve_pid and b"daphne" in (process / "cmdline").read_bytes():
+                total += (int(fields[11]) + int(fields[12])) / ticks
+        except (OSError, IndexError, ValueError):
+            continue
+    return total
 
 
 def pct(values: list[float], q: float) -> float:
@@ -87,6 +106,32 @@ async def run(base_url: str, session: Session, fabric_id: int, links: list[dict]
     }
 
 
+def prometheus_poll_cost(cards: int, ports: int, polls: int = 10) -> tuple[float, float]:
+    """Median seconds of the first poll (labels resolved) and of the next ones (cached)."""
+    from twin.replay.prometheus import prometheus_mapping, rates_frame
+    from twin.replay.telemetry import TelemetryIndex
+    from twin.simcore.generate import fat_tree
+
+    spec = fat_tree(endpoints=cards, radix=64)
+    index = TelemetryIndex(spec)
+    ends = [(link.a, link.a_port) for link in spec.links][:ports]
+    mapping = prometheus_mapping({"node": "{node}", "port": "{port}"}, preset="node_exporter_infiniband")
+
+    def answer(value: float) -> str:
+        series = [{"metric": {"node": node, "port": port, "instance": "ib-exporter:9315", "job": "ib"}, "value": [1796000000.0, str(value)]} for node, port in ends]
+        return json.dumps({"status": "success", "data": {"resultType": "vector", "result": series}})
+
+    bodies = {"tx_bytes": answer(20e9), "rx_bytes": answer(10e9), "xmit_wait": answer(1e6)}
+    cache: dict = {}
+    times = []
+    for _ in range(polls):
+        started = time.perf_counter()
+        answers = {key: json.loads(body)["data"] for key, body in bodies.items()}
+        rates_frame(index, mapping, answers, window_s=30, ports_of=cache)
+        times.append(time.perf_counter() - started)
+    return times[0], statistics.median(times[1:])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cards", type=int, default=16384)
@@ -108,7 +153,10 @@ def main() -> None:
         snapshot = fabric["latest_snapshot"]
         links = json.loads(session.get(f"/api/snapshots/{snapshot['id']}/export/"))["links"]
         print(f"fabric {name}: {snapshot['card_count']:,} cards, {len(links):,} links; {chosen.ports:,} ports posted at {chosen.hz:g} Hz for {chosen.seconds:g} s")
+        cpu_before = web_cpu_s(stack.process.pid)
         outcome = asyncio.run(run(stack.base_url, session, fabric["id"], links, chosen.ports, chosen.hz, chosen.seconds))
+        cpu_per_post = (web_cpu_s(stack.process.pid) - cpu_before) / max(1, outcome["posts"])
+        print(f"web process CPU per post (HTTP, JSON, ingest, store, push to the viewer): {cpu_per_post * 1e3:.0f} ms; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
         answered, lags = outcome["answered"], outcome["lags"]
         print(f"posts: {outcome['posts']} accepted ({outcome['rate_hz']:.1f}/s achieved), {len(outcome['refused'])} refused {outcome['refused'][:1]}; body {outcome['body_kb']:.0f} kB, frame {outcome['frame_kb']:.0f} kB")
         print(f"POST answered (ingest in the web process): p50 {pct(answered, 50) * 1e3:.0f} ms, p95 {pct(answered, 95) * 1e3:.0f} ms, max {max(answered) * 1e3:.0f} ms")
@@ -118,6 +166,8 @@ def main() -> None:
                   f" (target p95 < {TARGET_P95_S * 1e3:.0f} ms: {'met' if p95 < TARGET_P95_S else 'NOT met'})")  # fmt: skip
     finally:
         stack.stop()
+    first, cached = prometheus_poll_cost(chosen.cards, chosen.ports)
+    print(f"Prometheus poll in the worker ({chosen.ports:,} series x 3 queries, answers in hand): first {first * 1e3:.0f} ms (labels resolved), then {cached * 1e3:.0f} ms median")
 
 
 if __name__ == "__main__":

@@ -143,11 +143,10 @@ def prometheus_mapping(plain: Any, *, preset: str | None = None) -> PrometheusMa
     return PrometheusMapping(readings, errors, node, port, dict(nodes), selector.strip(), float(wait_bytes))
 
 
-def _metric(value: Any, where: str, problems: list[str]) -> MetricSpec | None:
-    if isinstance(value, str):
-        value = {"metric": value}
+def _metric(given: Any, where: str, problems: list[str]) -> MetricSpec | None:
+    value = {"metric": given} if isinstance(given, str) else given
     if not isinstance(value, Mapping) or not isinstance(value.get("metric"), str) or not _METRIC_NAME.match(value["metric"]):
-        problems.append(f'{where}: {value!r}; expected a metric name, or {{"metric": "<name>", "type": "counter" | "gauge"}}')
+        problems.append(f'{where}: {given!r}; expected a metric name, or {{"metric": "<name>", "type": "counter" | "gauge"}}')
         return None
     kind = value.get("type", "counter")
     if kind not in ("counter", "gauge"):
@@ -187,23 +186,21 @@ def rates_frame(
     ports_of = {} if ports_of is None else ports_of
     values: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     unknown: dict[tuple, str] = {}
-    times: list[float] = []
+    t_end = -math.inf
     series = 0
     for key in mapping.queries(window_s):
-        labels_values = _vector(answers.get(key), key)
-        series += len(labels_values)
-        ports, readings = [], []
-        for labels, t, value in labels_values:
-            port = ports_of.get(labels)
-            if port is None:
-                port = ports_of[labels] = _resolve(index, mapping, dict(labels))
-            if isinstance(port, str):
-                unknown.setdefault(labels, port)
-                continue
-            ports.append(port)
-            readings.append(value)
-            times.append(t)
-        values[key] = (np.array(ports, dtype=np.int64), np.array(readings, dtype=float))
+        labels, t, readings = _vector(answers.get(key), key)
+        series += len(labels)
+        ports = [ports_of.get(label_set) for label_set in labels]
+        for position in [i for i, port in enumerate(ports) if port is None]:
+            ports[position] = ports_of[labels[position]] = _resolve(index, mapping, dict(labels[position]))
+        named = np.array([isinstance(port, int) for port in ports], dtype=bool)
+        for position in np.flatnonzero(~named):
+            unknown.setdefault(labels[position], ports[position])
+        keep = named & np.isfinite(readings) & (readings >= 0)
+        values[key] = (np.array([port for port, kept in zip(ports, keep) if kept], dtype=np.int64), readings[keep])
+        if keep.any():
+            t_end = max(t_end, float(t[keep].max()))
 
     measured = np.unique(np.concatenate([ports for ports, _ in values.values()] or [np.zeros(0, dtype=np.int64)]))
     capacity = index.layout.arc_capacity[measured]
@@ -220,7 +217,7 @@ def rates_frame(
     tx_congestion = tx + lost
     carried = float(np.nansum(per_port("tx_bytes")) + np.nansum(per_port("rx_bytes"))) * window_s
     errors, error_ports = _errors(index, mapping, values, window_s)
-    t_end = max(times) if times else 0.0
+    t_start, t_end = (t_end - window_s, t_end) if math.isfinite(t_end) else (0.0, 0.0)
     report = {
         "source": "prometheus",
         "samples": series,
@@ -234,7 +231,7 @@ def rates_frame(
         "errors": errors,
     }
     return measured_frame(
-        index, measured, tx, rx, tx_congestion, t_s=t_end - window_s, t_end_s=t_end, carried_bytes=carried,
+        index, measured, tx, rx, tx_congestion, t_s=t_start, t_end_s=t_end, carried_bytes=carried,
         report=lambda links_measured: {**report, "links_measured": links_measured},
     )  # fmt: skip
 
@@ -253,22 +250,20 @@ def _errors(index: TelemetryIndex, mapping: PrometheusMapping, values: Mapping[s
     return listed, len(grown)
 
 
-def _vector(data: Any, key: str) -> list[tuple[tuple, float, float]]:
-    """(labels, time, value) of each series of an instant-vector answer with a finite value."""
+def _vector(data: Any, key: str) -> tuple[list[tuple], np.ndarray, np.ndarray]:
+    """Label sets (as Prometheus orders them), times and values of an instant-vector answer."""
     if data is None:
-        return []
+        return [], np.zeros(0), np.zeros(0)
     if not (isinstance(data, Mapping) and data.get("resultType") == "vector" and isinstance(data.get("result"), list)):
         raise TelemetryError(f"Prometheus' answer for {key} is not an instant vector", [f'{key}: expected {{"resultType": "vector", "result": [...]}}'])
-    found = []
-    for item in data["result"]:
-        try:
-            labels = tuple(sorted((str(k), str(v)) for k, v in item["metric"].items()))
-            t, value = float(item["value"][0]), float(item["value"][1])
-        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as error:
-            raise TelemetryError(f"Prometheus' answer for {key} has a malformed series", [f"{key}: {item!r:.200}: {error}"]) from error
-        if math.isfinite(value) and value >= 0:
-            found.append((labels, t, value))
-    return found
+    result = data["result"]
+    try:
+        labels = [tuple(item["metric"].items()) for item in result]
+        t = np.array([item["value"][0] for item in result], dtype=float)
+        readings = np.array([item["value"][1] for item in result], dtype=float)  # "NaN", "+Inf" included
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as error:
+        raise TelemetryError(f"Prometheus' answer for {key} has a malformed series", [f"{key}: {error}; expected {{\"metric\": {{...}}, \"value\": [<time>, \"<number>\"]}}"]) from error
+    return labels, t, readings
 
 
 def _resolve(index: TelemetryIndex, mapping: PrometheusMapping, labels: dict[str, str]) -> int | str:
