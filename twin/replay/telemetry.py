@@ -19,7 +19,14 @@ plus a ``telemetry`` report. Per sample, for the port's link:
   for bytes, below 2^31 for the others) or was reset (the new value counts
   since the reset); both are counted in the report;
 - a port's first sample only sets the state (no delta yet), unless it gives
-  ``utilization``.
+  ``utilization``;
+- newest wins: per port only the latest sample of a batch counts, and only
+  when it is newer than the state's; the others are counted as stale.
+
+A batch is a list of sample objects or one object of columns (the shape for
+thousands of ports); both become ``PortReadings`` and are computed with numpy
+over a ``TelemetryIndex`` built once per fabric. The state is per-port
+arrays, as large as the fabric's ports, never as the history of batches.
 
 Samples for ports that are not an end of a link of the fabric are counted
 and listed, not dropped silently. A malformed batch raises
