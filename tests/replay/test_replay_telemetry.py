@@ -101,8 +101,8 @@ def test_malformed_batches_are_rejected_with_their_problems():
         "samples[0].tx_bytes: -1; expected a non-negative integer counter",
         "samples[1].port: 'ib:hca1/1'; expected {\"node\": \"<node id>\", \"port\": \"<port>\"}",
         "samples[1].utilization: 1.5; expected a fraction 0..1 or {\"tx\": 0..1, \"rx\": 0..1}",
-        "samples[1]: no measurement; expected tx_bytes/rx_bytes counters or utilization",
-        "samples[2]: no measurement; expected tx_bytes/rx_bytes counters or utilization",
+        "samples[1]: no measurement; expected tx_bytes/rx_bytes counters, utilization or error counters",
+        "samples[2]: no measurement; expected tx_bytes/rx_bytes counters, utilization or error counters",
         "samples[3]: str; expected an object",
     )
     with pytest.raises(TelemetryError, match="must be a list"):

@@ -37,14 +37,24 @@ class DatabaseIdConverter:
 def json_value_problem(value) -> str | None:
     """What makes a parsed JSON value unfit to store, or None: nesting deeper than
     MAX_JSON_DEPTH, or a NUL character in a string (PostgreSQL cannot store one in JSON)."""
+    if isinstance(value, str):
+        return _NUL if "\x00" in value else None
     pending = [(value, 1)]
     while pending:
         value, depth = pending.pop()
-        if isinstance(value, str) and "\x00" in value:
-            return "a string contains a NUL character (\\u0000), which no field accepts"
-        if isinstance(value, (dict, list)):
-            if depth > MAX_JSON_DEPTH:
-                return TOO_DEEP
-            children = [*value.keys(), *value.values()] if isinstance(value, dict) else value
-            pending.extend((child, depth + 1) for child in children)
+        if not isinstance(value, (dict, list)):
+            continue
+        if depth > MAX_JSON_DEPTH:
+            return TOO_DEEP
+        children = [*value.keys(), *value.values()] if isinstance(value, dict) else value
+        # A container's children by their types at once (parsed JSON has exact types): a column of
+        # 16,384 counters costs one pass at C speed, not 16,384 turns of this loop.
+        kinds = set(map(type, children))
+        if str in kinds and "\x00" in "".join([child for child in children if type(child) is str]):
+            return _NUL
+        if dict in kinds or list in kinds:
+            pending.extend([(child, depth + 1) for child in children if type(child) in (dict, list)])
     return None
+
+
+_NUL = "a string contains a NUL character (\\u0000), which no field accepts"

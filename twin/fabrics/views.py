@@ -1,4 +1,6 @@
 """Pages for fabrics, snapshots, uploads and diffs."""
+import json
+
 from django.contrib import messages
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -15,6 +17,8 @@ from twin.ingest import ParseOptions
 from twin.ingest.completion import HCA_CARD_SOURCE
 from twin.runs.forms import FailureForm, PlacementForm, ReplayForm, WhatIfForm
 from twin.simcore.diff import FINDING_CLASSES, SEVERITIES
+from twin.replay.prometheus import PRESETS
+from twin.simulations.forms import PRESET_LABELS, TelemetryReadingForm, TelemetrySourceForm
 from twin.simulations.services import ALGORITHMS, COLLECTIVES, ECMP_MODES, PROTOCOLS
 
 from .forms import ScaleUpCorrectionForm, SnapshotUploadForm
@@ -104,7 +108,24 @@ def snapshot_runs_unavailable(snapshot: Snapshot) -> str | None:
     return _("This snapshot has no cards: no file names an accelerator and no HCA stands for one, so runs cannot start. Upload the hosts' NCCL topology XML or nvidia-smi topo -m with the fabric dump, or change the HCA rule at upload.")
 
 
-def fabric_page(request, fabric_id: int):
+def telemetry_source_context(fabric: Fabric, form: TelemetrySourceForm | None) -> dict:
+    """The fabric's Prometheus source as the page shows it (the mapping in effect: the preset's
+    defaults with the operator's changes), and its form, filled with what is stored."""
+    source = getattr(fabric, "telemetry_source", None)
+    if form is None:
+        initial = {"url": source.url, "preset": source.preset, "mapping": json.dumps(source.mapping) if source.mapping else "",
+                   "interval_s": source.interval_s, "rate_window_s": source.rate_window_s, "enabled": source.enabled} if source else None  # fmt: skip
+        form = TelemetrySourceForm(initial=initial)
+    shown = None
+    if source is not None:
+        effective = {**PRESETS.get(source.preset, {}), **source.mapping}
+        shown = {"source": source, "preset": PRESET_LABELS.get(source.preset, source.preset), "mapping": json.dumps(effective, indent=2),
+                 "check": source.last_report.get("check"), "poll": source.last_report.get("poll")}  # fmt: skip
+    return {"telemetry_source": shown, "telemetry_source_form": form, "telemetry_reading_form": TelemetryReadingForm()}
+
+
+def fabric_page(request, fabric_id: int, *, telemetry_source_form: TelemetrySourceForm | None = None, status: int = 200):
+    """The fabric page; the telemetry source's view hands back its form with errors."""
     fabric = get_object_or_404(Fabric, pk=fabric_id)
     snapshot = snapshot_of(fabric, request.GET.get("snapshot", "")) or fabric.latest_snapshot()
     compare = snapshot_of(fabric, request.GET.get("compare", ""))
@@ -125,7 +146,9 @@ def fabric_page(request, fabric_id: int):
             "design_rules": design,
             "whatif_unavailable": runs_unavailable or (design or {}).get("error"),
             "placement_form": PlacementForm(), "failure_form": FailureForm(), "replay_form": ReplayForm(), "whatif_form": WhatIfForm(),
+            **telemetry_source_context(fabric, telemetry_source_form),
         },
+        status=status,
     )
 
 

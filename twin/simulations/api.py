@@ -12,7 +12,8 @@ from twin.fabrics.models import Fabric
 from twin.fabrics.services import source_files_from_uploads
 
 from .models import TraceFile
-from .replays import telemetry_ingest, trace_file_create
+from .replays import trace_file_create
+from .telemetry import telemetry_ingest
 
 __all__ = ("TraceUploadApi", "TelemetryApi")
 
@@ -45,18 +46,20 @@ class TraceUploadApi(APIView):
 class TelemetryApi(APIView):
     """Port-counter samples from a running fabric (shape in docs/replay.md): turned into a
     utilisation/congestion frame on its latest snapshot and pushed to everyone viewing it.
-    Scripts authenticate with a token (`manage.py api_token USER`)."""
+    `samples` is a list of sample objects, or `columns` one object of lists (the fast shape
+    for thousands of ports). Scripts authenticate with a token (`manage.py api_token USER`)."""
 
     parser_classes = (JSONParser,)
 
     @extend_schema(
-        request={"application/json": {"type": "object", "properties": {"samples": {"type": "array", "items": {"type": "object"}}}}},
+        request={"application/json": {"type": "object", "properties": {"samples": {"type": "array", "items": {"type": "object"}}, "columns": {"type": "object"}}}},
         responses={202: OpenApiResponse(description="{seq, links, telemetry: {samples, unknown_ports}}")},
     )
     def post(self, request, pk: int):
         fabric = get_object_or_404(Fabric, pk=pk)
-        samples = request.data.get("samples") if isinstance(request.data, dict) else None
-        if not isinstance(samples, list):
-            raise serializers.ValidationError({"samples": "Expected a list of samples."})
+        body = request.data if isinstance(request.data, dict) else {}
+        samples = body.get("columns") if isinstance(body.get("columns"), dict) else body.get("samples")
+        if not isinstance(samples, list | dict):
+            raise serializers.ValidationError({"samples": "Expected a list of samples, or columns: an object of lists."})
         frame = telemetry_ingest(fabric=fabric, samples=samples)
         return Response({"seq": frame["seq"], "links": frame["links"], "telemetry": frame.get("telemetry", {})}, status=status.HTTP_202_ACCEPTED)

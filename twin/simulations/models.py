@@ -1,8 +1,8 @@
-"""Traces to replay, replay playback state, and live telemetry state of a fabric."""
+"""Traces to replay, replay playback state, live telemetry state of a fabric and where it comes from."""
 from django.conf import settings
 from django.db import models
 
-__all__ = ("TraceFile", "ReplayPlayback", "TelemetryState")
+__all__ = ("TraceFile", "ReplayPlayback", "TelemetryState", "TelemetrySource")
 
 
 class TraceFile(models.Model):
@@ -55,3 +55,28 @@ class TelemetryState(models.Model):
     history = models.JSONField(default=list, help_text="Recent error-counter samples per link, for diagnosis (flapping links)")
     seq = models.PositiveBigIntegerField(default=0)
     updated_at = models.DateTimeField(auto_now=True)
+
+
+class TelemetrySource(models.Model):
+    """The Prometheus server a fabric's counters are read from, and how its labels name ports.
+
+    A worker polls it every `interval_s` while `enabled`; `generation` grows with every change,
+    so the polling task of an older configuration stops by itself. The last poll's outcome is
+    kept for the fabric page (`last_error` empty when it worked)."""
+
+    fabric = models.OneToOneField("fabrics.Fabric", on_delete=models.CASCADE, primary_key=True, related_name="telemetry_source")
+    url = models.URLField(max_length=500, help_text="Base URL of the Prometheus server (its HTTP API is under /api/v1/)")
+    preset = models.CharField(max_length=64, help_text="Metric names and label templates to start from (twin.replay.prometheus.PRESETS)")
+    mapping = models.JSONField(default=dict, blank=True, help_text="Overrides of the preset: metrics, node/port label templates, a nodes table, a selector")
+    interval_s = models.FloatField(default=10.0)
+    rate_window_s = models.PositiveIntegerField(default=60)
+    enabled = models.BooleanField(default=True)
+    generation = models.PositiveIntegerField(default=0)
+    last_polled_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.TextField(blank=True)
+    last_report = models.JSONField(default=dict, blank=True)
+    updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"telemetry of {self.fabric} from {self.url}"

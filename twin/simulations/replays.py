@@ -1,8 +1,8 @@
-"""Replays and live telemetry of stored fabrics: traces in, frames out to every viewer."""
+"""Replays of stored fabrics: traces in, frames out to every viewer (and the push of live telemetry frames, telemetry.py)."""
 import functools
 import logging
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
@@ -16,7 +16,7 @@ from twin.fabrics.realtime import fabric_group
 from twin.fabrics.selectors import snapshot_spec_get
 from twin.fabrics.services import SourceFile, decode_text
 from twin.ingest import IngestError
-from twin.replay import ReplayOptions, TelemetryError, Timeline, bind_trace, replay_summary, replay_trace, sample_timeline, telemetry_frame
+from twin.replay import ReplayOptions, Timeline, bind_trace, replay_summary, replay_trace, sample_timeline
 from twin.replay.leafmatrix import leaf_matrix_frames
 from twin.traces import (
     TraceError,
@@ -33,12 +33,12 @@ from twin.traces import (
     training_step_problems,
 )
 
-from .models import ReplayPlayback, TelemetryState, TraceFile
+from .models import ReplayPlayback, TraceFile
 from .services import job_fits_check
 
 __all__ = (
     "trace_file_create", "replay_check", "trace_of", "replay_compute", "replay_group", "playback_state", "playback_command",
-    "replay_frame", "player_tick", "players_resume", "telemetry_ingest", "MAX_FRAMES_PER_SECOND",
+    "replay_frame", "player_tick", "players_resume", "send_fabric_telemetry", "MAX_FRAMES_PER_SECOND",
 )
 
 log = logging.getLogger(__name__)
@@ -279,60 +279,6 @@ def players_resume() -> int:
             replay_player_task.apply_async(args=[run_id, generation + 1])
             resumed += 1
     return resumed
-
-
-def telemetry_ingest(*, fabric: Fabric, samples: list) -> dict:
-    """Turn port-counter samples into a frame on the fabric's latest snapshot and push it to
-    everyone viewing the fabric; returns the frame."""
-    snapshot = fabric.latest_snapshot()
-    if snapshot is None:
-        raise ApplicationError(f"{fabric.name} has no discovered snapshot to map telemetry onto.")
-    spec = snapshot_spec_get(snapshot_id=snapshot.pk)
-    with transaction.atomic():
-        current, _ = TelemetryState.objects.select_for_update().get_or_create(fabric=fabric)
-        try:
-            frame, state = telemetry_frame(spec, samples, previous=current.state or None)
-        except TelemetryError as error:
-            raise ApplicationError(str(error), extra={"problems": [str(problem) for problem in getattr(error, "problems", ())]}) from error
-        current.seq += 1
-        frame = {**frame, "seq": current.seq, "snapshot": snapshot.pk}
-        current.state, current.frame = state, frame
-        current.history = (current.history + error_samples(spec, samples))[-TELEMETRY_HISTORY:]
-        current.save()
-    transaction.on_commit(lambda: send_fabric_telemetry(fabric.pk, frame))
-    return frame
-
-
-TELEMETRY_HISTORY = 5000  # error-counter samples kept per fabric for the diagnosis rules
-
-
-def sample_time(value) -> float | None:
-    """Seconds since the epoch from a sample's timestamp (a number, or ISO 8601; no zone = UTC)."""
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return float(value)
-    if isinstance(value, str):
-        try:
-            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            return None
-        return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).timestamp()
-    return None
-
-
-def error_samples(spec, samples: list) -> list[dict]:
-    """The samples' cumulative error counters, by link index (telemetry_frame has already
-    checked the batch's shape)."""
-    link_of_port = {}
-    for index, link in enumerate(spec.links):
-        link_of_port[(link.a, link.a_port)] = link_of_port[(link.b, link.b_port)] = index
-    kept = []
-    for sample in samples:
-        port, errors = sample.get("port") or {}, sample.get("errors")
-        link = link_of_port.get((port.get("node"), str(port.get("port"))))
-        t_s = sample_time(sample.get("timestamp"))
-        if link is not None and t_s is not None and isinstance(errors, dict) and errors:
-            kept.append({"t_s": t_s, "link": link, "counters": {name: int(value) for name, value in errors.items()}})
-    return kept
 
 
 def send_fabric_telemetry(fabric_id: int, frame: dict) -> None:

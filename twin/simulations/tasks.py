@@ -1,7 +1,7 @@
-"""Celery entry point of the shared replay player (one short slice per task)."""
+"""Celery entry points of the shared replay player and of telemetry polling (one short slice per task)."""
 from celery import shared_task
 
-__all__ = ("replay_player_task",)
+__all__ = ("replay_player_task", "telemetry_poll_task")
 
 
 @shared_task(name="twin.replays.play", acks_late=True, reject_on_worker_lost=True)
@@ -9,3 +9,13 @@ def replay_player_task(run_id: int, generation: int) -> None:
     from .replays import player_tick
 
     player_tick(run_id=run_id, generation=generation)
+
+
+@shared_task(name="twin.telemetry.poll", acks_late=True, reject_on_worker_lost=True)
+def telemetry_poll_task(fabric_id: int, generation: int) -> None:
+    """Poll a fabric's Prometheus source for a slice, then queue the next slice (telemetry.py says why)."""
+    from .telemetry import telemetry_poller
+
+    wait_s = telemetry_poller(fabric_id=fabric_id, generation=generation)
+    if wait_s is not None:
+        telemetry_poll_task.apply_async(args=[fabric_id, generation], countdown=wait_s)

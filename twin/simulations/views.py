@@ -1,18 +1,29 @@
-"""The diagnosis page: the article's troubleshooting table run bottom-up on a fabric."""
+"""The diagnosis page (the article's troubleshooting table run bottom-up on a fabric), what-if
+reports, and the forms of a fabric's live telemetry."""
+from django.contrib import messages
 from django.http import Http404, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _, ngettext
+from django.views.decorators.http import require_POST
 
+from twin.accounts.decorators import role_required
+from twin.accounts.models import Role
+from twin.common.errors import ApplicationError
 from twin.common.params import id_from_text
 from twin.fabrics.models import Fabric
+from twin.fabrics.services import source_files_from_uploads
 from twin.operations.diagnosis import TelemetrySample
 from twin.runs.models import Run, RunKind, RunStatus
 from twin.whatif.render import render_comparison_html, render_csv, render_pdf, report_json
 from twin.whatif.report import compare_reports
 
+from .forms import TelemetryReadingForm, TelemetrySourceForm
 from .models import TelemetryState
 from .services import fabric_diagnose
+from .telemetry import telemetry_reading_import, telemetry_source_save
 
-__all__ = ("diagnosis_page", "whatif_report_page", "whatif_report_download", "whatif_compare_page")
+__all__ = ("diagnosis_page", "whatif_report_page", "whatif_report_download", "whatif_compare_page", "telemetry_source_form", "telemetry_reading_form")
 
 RECENT_MEASUREMENTS = 20
 
@@ -67,3 +78,70 @@ def whatif_compare_page(request):
     a, b = finished_whatif(a_id), finished_whatif(b_id)
     comparison = compare_reports(a.detail["report"], b.detail["report"])
     return render(request, "simulations/whatif_compare.html", {"a": a, "b": b, "comparison_html": render_comparison_html(comparison)})
+
+
+def telemetry_page_url(fabric: Fabric) -> str:
+    return reverse("fabric-detail", args=[fabric.pk]) + "#live-telemetry"
+
+
+@role_required(Role.OPERATOR)
+@require_POST
+def telemetry_source_form(request, fabric_id: int):
+    """Save the fabric's Prometheus source once the server answered; the fabric page again, with
+    the form and its errors, when it did not."""
+    from twin.fabrics.views import fabric_page
+
+    fabric = get_object_or_404(Fabric, pk=fabric_id)
+    form = TelemetrySourceForm(request.POST)
+    if form.is_valid():
+        given = form.cleaned_data
+        try:
+            source = telemetry_source_save(
+                fabric=fabric, url=given["url"], preset=given["preset"], mapping=given["mapping"], interval_s=given["interval_s"],
+                rate_window_s=given["rate_window_s"], enabled=given["enabled"], user=request.user,
+            )  # fmt: skip
+        except ApplicationError as error:
+            form.add_error(None, error.message)
+        else:
+            check = source.last_report.get("check")
+            if check:
+                messages.success(request, _("Prometheus %(version)s answered: %(mapped)s of %(series)s series name ports of %(fabric)s; polling every %(interval)s s.") % {
+                    "version": check["version"], "mapped": check["mapped"], "series": check["series"], "fabric": fabric.name, "interval": f"{source.interval_s:g}",
+                })
+            else:
+                messages.success(request, _("Polling of %(fabric)s's Prometheus is off.") % {"fabric": fabric.name})
+            return redirect(telemetry_page_url(fabric))
+    return fabric_page(request, fabric.pk, telemetry_source_form=form, status=400)
+
+
+@role_required(Role.OPERATOR)
+@require_POST
+def telemetry_reading_form(request, fabric_id: int):
+    """One perfquery -x or ibqueryerrors reading, as telemetry of the fabric."""
+    fabric = get_object_or_404(Fabric, pk=fabric_id)
+    form = TelemetryReadingForm(request.POST, request.FILES)
+    if not form.is_valid():
+        messages.error(request, " ".join(error for errors in form.errors.values() for error in errors))
+        return redirect(telemetry_page_url(fabric))
+    taken_at = form.cleaned_data["taken_at"]
+    try:
+        result = telemetry_reading_import(fabric=fabric, source=source_files_from_uploads([form.cleaned_data["file"]])[0], taken_at=taken_at.timestamp() if taken_at else None)
+    except ApplicationError as error:
+        messages.error(request, error.message)
+        return redirect(telemetry_page_url(fabric))
+    report = result["telemetry"]
+    text = ngettext("%(kind)s reading: %(count)s port read", "%(kind)s reading: %(count)s ports read", result["ports"]) % {"kind": result["kind"], "count": result["ports"]}
+    if result["published"] and report.get("first_samples"):
+        text += "; " + ngettext(
+            "%(count)s port read for the first time: its utilisation shows from the next reading",
+            "%(count)s ports read for the first time: their utilisation shows from the next reading",
+            report["first_samples"],
+        ) % {"count": report["first_samples"]}
+    elif result["published"]:
+        text += "; " + _("%(links)s links measured, shown to everyone viewing the fabric") % {"links": report.get("links_measured", 0)}
+    if report.get("ports_with_errors"):
+        text += "; " + ngettext("%(count)s port with new errors", "%(count)s ports with new errors", report["ports_with_errors"]) % {"count": report["ports_with_errors"]}
+    if result["unknown"]:
+        text += "; " + ngettext("%(count)s port not in the fabric", "%(count)s ports not in the fabric", len(result["unknown"])) % {"count": len(result["unknown"])} + f" ({'; '.join(result['unknown'][:3])})"
+    messages.success(request, text + ".")
+    return redirect(telemetry_page_url(fabric))

@@ -1,0 +1,136 @@
+"""Telemetry from a real Prometheus: the fabric page's form checks the server and the label
+mapping, a real Celery worker polls rate() of the byte and error counters, and viewers of the
+fabric get the same live frames as from the POST endpoint. Prometheus scrapes recorded
+node_exporter text (tests/prometheus_stack.py)."""
+import base64
+import json
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import pytest
+from asgiref.sync import async_to_sync
+from channels.testing import WebsocketCommunicator
+
+from tests.prometheus_stack import NODE_EXPORTER_TEXT, PROMETHEUS, RecordedHosts, free_port, run_prometheus, serve_hosts
+from tests.test_consumers import session_headers
+from tests.test_runs import wait_for
+from twin.accounts.models import Role
+from twin.asgi import application
+from twin.fabrics.services import snapshot_create
+from twin.ingest.registry import parse_fabric
+from twin.simulations.models import TelemetrySource
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(PROMETHEUS is None, reason="needs Debian's prometheus binary on PATH (apt-get install prometheus)"),
+]
+DUMP = Path(__file__).parent / "data" / "ib" / "ibnetdiscover_2leaf_1spine_8hca.txt"
+HOSTS = ["node01", "node02", "node03"]
+NODE01_TX = 25e9  # bytes/s: half of node01's 400 Gb/s port
+NODE02_RX = 10e9
+WINDOW_S = 2
+
+
+@pytest.fixture
+def ib_fabric(db):
+    spec = parse_fabric(DUMP.read_text(), source_name=DUMP.name)
+    return snapshot_create(fabric_name="ib", spec=spec, source_name=DUMP.name, source_format="ibnetdiscover", checksum="1" * 64).fabric
+
+
+@pytest.fixture(scope="module")
+def prometheus(tmp_path_factory):
+    rates = {
+        "node01": {("node_infiniband_port_data_transmitted_bytes_total", "mlx5_0"): NODE01_TX},
+        "node02": {("node_infiniband_port_data_received_bytes_total", "mlx5_0"): NODE02_RX, ("node_infiniband_symbol_error_total", "mlx5_0"): 5.0},
+    }
+    hosts = RecordedHosts(NODE_EXPORTER_TEXT.read_text(), rates)
+    with serve_hosts(hosts) as exporter_port, run_prometheus(tmp_path_factory.mktemp("prometheus"), exporter_port, HOSTS, scrape_interval="250ms") as url:
+        query = urllib.parse.urlencode({"query": f"rate(node_infiniband_port_data_transmitted_bytes_total[{WINDOW_S}s])"})
+        wait_for(lambda: len(json.load(urllib.request.urlopen(f"{url}/api/v1/query?{query}"))["data"]["result"]) == 2 * len(HOSTS), timeout_s=60, interval_s=0.2)
+        yield {"url": url, "exporter": f"http://127.0.0.1:{exporter_port}"}
+
+
+def source_form(**changes):
+    form = {"url": "", "preset": "node_exporter_infiniband", "mapping": "", "interval_s": "0.5", "rate_window_s": str(WINDOW_S), "enabled": "on"}
+    return {**form, **changes}
+
+
+def test_prometheus_counters_become_live_frames_for_viewers(prometheus, ib_fabric, celery_worker, make_user):
+    from tests.conftest import logged_in_client
+
+    operator = logged_in_client(make_user(Role.OPERATOR))
+    saved = operator.post(f"/fabrics/{ib_fabric.pk}/telemetry/source/", source_form(url=prometheus["url"]), follow=True)
+    assert saved.status_code == 200, saved.content
+    page = saved.content.decode()
+    # The check: HCAs mlx5_0 of the three hosts name ports of the fabric, their storage HCAs mlx5_1 do not.
+    assert "3 of 6 series name ports of ib" in page, page
+    assert 'id="telemetry-mapping"' in page and "{host}/{device}" in page
+    source = TelemetrySource.objects.get(fabric=ib_fabric)
+    assert source.last_report["check"]["query"] == f"rate(node_infiniband_port_data_transmitted_bytes_total[{WINDOW_S}s])"
+
+    spec_links = {(link.a.key, link.b.key): index for index, link in enumerate(ib_fabric.latest_snapshot().links.select_related("a", "b").order_by("pk"))}
+    node01_link = next(index for (a, b), index in spec_links.items() if a == "ib:0c42a10300860100" or b == "ib:0c42a10300860100")
+
+    headers = session_headers(make_user(Role.VIEWER))
+
+    async def watch():
+        communicator = WebsocketCommunicator(application, f"/ws/fabrics/{ib_fabric.pk}/", headers=headers)
+        connected, _ = await communicator.connect()
+        assert connected
+        deadline = time.monotonic() + 60
+        try:
+            while time.monotonic() < deadline:  # rate() settles once the window is covered by scrapes
+                message = json.loads(await communicator.receive_from(timeout=30))
+                assert message["type"] == "fabric.telemetry"
+                frame = message["frame"]
+                utilization = base64.b64decode(frame["utilization"])
+                if abs(utilization[node01_link] / 255 - 0.5) <= 2 / 255 and frame["telemetry"]["ports_with_errors"]:
+                    return frame
+            raise AssertionError("no frame showed node01 at half its line rate")
+        finally:
+            await communicator.disconnect()
+
+    frame = async_to_sync(watch)()
+    report = frame["telemetry"]
+    assert frame["source"] == "telemetry" and report["source"] == "prometheus"
+    assert report["unknown_ports"] == 3 and all("mlx5_1" in reason for reason in report["unknown"])  # the storage HCAs, named
+    assert report["errors"][0]["node"] == "ib:0c42a10300860200" and report["errors"][0]["counters"]["symbol_errors"] > 0
+    top = {(record["from"], record["to"]): record["utilization"] for record in frame["top"]}
+    assert top[("ib:0c42a10300860100", "ib:b8599f0300a01240")] == pytest.approx(0.5, abs=0.02)  # node01 sends
+    assert any(abs(value - 0.2) < 0.02 for (a, b), value in top.items() if b == "ib:0c42a10300860200")  # node02 receives 10 GB/s
+
+    source.refresh_from_db()
+    assert source.last_error == "" and source.last_polled_at is not None and source.last_report["poll"]["links_measured"] >= 2
+    stopped = operator.post(f"/fabrics/{ib_fabric.pk}/telemetry/source/", source_form(url=prometheus["url"], enabled=""), follow=True)
+    assert b"Polling of ib&#x27;s Prometheus is off." in stopped.content
+    generation = TelemetrySource.objects.get(fabric=ib_fabric).generation
+    assert generation == source.generation + 1 and not TelemetrySource.objects.get(fabric=ib_fabric).enabled
+
+
+@pytest.mark.parametrize(
+    ("changes", "expected"),
+    [
+        ({"url": "ftp://prometheus.example/"}, "give an http:// or https:// URL"),
+        ({"url": "not a url at all"}, "Enter a valid URL"),
+        ({"url": "UNREACHABLE"}, "Could not reach Prometheus at http://127.0.0.1:"),
+        ({"url": "EXPORTER"}, "refused /api/v1/status/buildinfo (HTTP 404)"),
+        ({"url": "PROMETHEUS", "mapping": '{"node": "{device}"}'}, "none names a port of ib"),
+        ({"url": "PROMETHEUS", "mapping": '{"tx_bytes": "node_infiniband_no_such_metric_total"}'}, "Prometheus has no series for rate(node_infiniband_no_such_metric_total[2s])"),
+        ({"url": "PROMETHEUS", "mapping": '{"node": "{host!r}", "colour": 1}'}, "colour: unknown key"),
+        ({"url": "PROMETHEUS", "mapping": "[1, 2"}, "The label mapping is not JSON"),
+        ({"url": "PROMETHEUS", "interval_s": "0.01"}, "greater than or equal to 0.1"),
+    ],
+)
+def test_a_source_that_cannot_work_is_refused_with_the_reason_and_nothing_is_stored(prometheus, ib_fabric, make_user, changes, expected):
+    from tests.conftest import logged_in_client
+
+    urls = {"UNREACHABLE": f"http://127.0.0.1:{free_port()}", "EXPORTER": prometheus["exporter"], "PROMETHEUS": prometheus["url"]}
+    form = source_form(**{**changes, "url": urls.get(changes["url"], changes["url"])})
+    response = logged_in_client(make_user(Role.OPERATOR)).post(f"/fabrics/{ib_fabric.pk}/telemetry/source/", form)
+    assert response.status_code == 400
+    assert expected in response.content.decode(), response.content.decode()[-3000:]
+    assert b'id="telemetry-source-form"' in response.content
+    assert not TelemetrySource.objects.exists()
+

@@ -1,0 +1,308 @@
+"""Live telemetry of stored fabrics: counters posted by collectors, polled from the Prometheus
+server ops already run, or read once from perfquery/ibqueryerrors output; one frame shape out
+to everyone viewing the fabric.
+
+Where polling runs: in a Celery worker, one task chain per fabric source (`telemetry_poller`).
+The web processes only serve pages and websockets; a poll (HTTP queries plus the frame) is CPU
+and waiting that must not sit in a request. A chain polls for a short slice, then queues its
+successor, like the replay player, so no worker is held for good and a changed configuration
+(a new `generation`) ends the old chain by itself. A chain never overlaps itself: a slow
+Prometheus delays the next poll of its own fabric instead of queueing polls (newest wins), and
+other fabrics' chains are not behind it. No beat scheduler is needed: `serve` runs the web
+server and a worker, nothing else.
+"""
+import functools
+import json
+import logging
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from datetime import datetime, timezone as dt_timezone
+
+from django.db import transaction
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from twin.common.errors import ApplicationError
+from twin.fabrics.models import Fabric, Snapshot, SnapshotRole
+from twin.fabrics.selectors import snapshot_spec_cached
+from twin.fabrics.services import SourceFile, decode_text
+from twin.ingest import IngestError
+from twin.replay import TelemetryError, telemetry_frame
+from twin.replay.ibdiags import parse_reading, reading_samples
+from twin.replay.prometheus import PRESETS, PrometheusMapping, prometheus_mapping, rates_frame
+from twin.replay.telemetry import TelemetryIndex
+
+from .models import TelemetrySource, TelemetryState
+from .replays import send_fabric_telemetry
+
+__all__ = (
+    "telemetry_index", "telemetry_ingest", "telemetry_reading_import", "telemetry_source_check", "telemetry_source_save",
+    "telemetry_poll", "telemetry_poller", "TELEMETRY_HISTORY", "MIN_INTERVAL_S",
+)
+
+log = logging.getLogger(__name__)
+
+TELEMETRY_HISTORY = 5000  # error-counter changes kept per fabric for the diagnosis rules
+PROMETHEUS_TIMEOUT_S = 5.0
+POLL_SLICE_S = 2.0  # a poller polls this long, then queues its successor
+MIN_INTERVAL_S = 0.1
+MAX_INTERVAL_S = 3600.0
+
+
+def telemetry_index(snapshot: Snapshot) -> TelemetryIndex:
+    """The snapshot's ports numbered for telemetry, built once per process and snapshot."""
+    return _index_cached(snapshot.pk, snapshot.created_at.isoformat())
+
+
+@functools.lru_cache(maxsize=2)
+def _index_cached(snapshot_id: int, created_at: str) -> TelemetryIndex:
+    return TelemetryIndex(snapshot_spec_cached(snapshot_id, created_at))
+
+
+def _latest_snapshot(fabric: Fabric) -> Snapshot:
+    # Only what the index's cache key needs: a snapshot row carries its summary, read on every post otherwise.
+    snapshot = fabric.snapshots.filter(role=SnapshotRole.DISCOVERED).order_by("-version").only("pk", "created_at", "fabric_id").first()
+    if snapshot is None:
+        raise ApplicationError(_("%(fabric)s has no discovered snapshot to map telemetry onto.") % {"fabric": fabric.name})
+    return snapshot
+
+
+# -- posted counters and one-off readings ---------------------------------------------------------
+
+
+def telemetry_ingest(*, fabric: Fabric, samples, publish: bool = True) -> dict:
+    """Turn port-counter samples (a list of samples or an object of columns, docs/replay.md)
+    into a frame on the fabric's latest snapshot and push it to everyone viewing the fabric;
+    returns the frame. With `publish` false (a reading of error counters only) the counters
+    are kept for the next reading and the diagnosis, and viewers keep the frame they have."""
+    snapshot = _latest_snapshot(fabric)
+    index = telemetry_index(snapshot)
+    with transaction.atomic():
+        current, _ = TelemetryState.objects.select_for_update().get_or_create(fabric=fabric)
+        try:
+            frame, state = telemetry_frame(index, samples, previous=current.state or None)
+        except TelemetryError as error:
+            raise ApplicationError(str(error), extra={"problems": [str(problem) for problem in getattr(error, "problems", ())]}) from error
+        current.state = state
+        current.history = history_with_changes(current.history, error_samples(index, samples))
+        if publish:
+            current.seq += 1
+            frame = {**frame, "seq": current.seq, "snapshot": snapshot.pk}
+            current.frame = frame
+        current.save()
+    if publish:
+        transaction.on_commit(lambda: send_fabric_telemetry(fabric.pk, frame))
+    return frame
+
+
+def error_samples(index: TelemetryIndex, samples) -> list[dict]:
+    """The samples' cumulative error counters, by link index (telemetry_frame has already checked
+    the batch's shape)."""
+    if isinstance(samples, dict):  # columns
+        names = samples.get("errors") or {}
+        rows = zip(samples["node"], samples["port"], *names.values()) if names else ()
+        t = samples["timestamp"]
+        entries = []
+        for position, (node, port, *values) in enumerate(rows):
+            port_number = index.number.get((node, str(port)))
+            if port_number is not None:
+                t_s = float(t if isinstance(t, int | float) else t[position])
+                entries.append({"t_s": t_s, "link": index.link(port_number), "counters": {name: int(value) for name, value in zip(names, values)}})
+        return entries
+    entries = []
+    for sample in samples:
+        port, errors = sample.get("port") or {}, sample.get("errors")
+        port_number = index.number.get((port.get("node"), str(port.get("port"))))
+        if port_number is not None and isinstance(errors, dict) and errors:
+            entries.append({"t_s": _sample_time(sample.get("timestamp")), "link": index.link(port_number), "counters": {name: int(value) for name, value in errors.items()}})
+    return entries
+
+
+def history_with_changes(history: list[dict], entries: list[dict]) -> list[dict]:
+    """The history with the entries whose counters differ from their link's last one: counters
+    that stand still add nothing, so the row grows with events, never with the polling rate,
+    and stays under TELEMETRY_HISTORY entries."""
+    last = {entry["link"]: entry["counters"] for entry in history}
+    kept = list(history)
+    for entry in entries:
+        if last.get(entry["link"]) != entry["counters"]:
+            kept.append(entry)
+            last[entry["link"]] = entry["counters"]
+    return kept[-TELEMETRY_HISTORY:]
+
+
+def _sample_time(value) -> float:
+    """Seconds since the epoch of a checked sample's timestamp (a number, or ISO 8601; no zone = UTC)."""
+    if isinstance(value, int | float):
+        return float(value)
+    moment = datetime.fromisoformat(value.strip())
+    return (moment if moment.tzinfo else moment.replace(tzinfo=dt_timezone.utc)).timestamp()
+
+
+def telemetry_reading_import(*, fabric: Fabric, source: SourceFile, taken_at: float | None = None) -> dict:
+    """One `perfquery -x` or `ibqueryerrors` reading, taken at `taken_at` (now by default), as
+    telemetry of the fabric: perfquery's byte counters give utilisation against the previous
+    reading; error counters go to the report and the diagnosis. Returns what was read."""
+    snapshot = _latest_snapshot(fabric)
+    index = telemetry_index(snapshot)
+    try:
+        kind, readings = parse_reading(decode_text(source), source_name=source.name)
+    except IngestError as error:
+        raise ApplicationError(str(error), extra=error.as_dict()) from error
+    samples, unknown = reading_samples(index, readings, timestamp=taken_at if taken_at is not None else time.time())
+    if not samples:
+        raise ApplicationError(
+            _("None of the %(count)s ports in %(name)s is a port of %(fabric)s: %(examples)s")
+            % {"count": len(readings), "name": source.name, "fabric": fabric.name, "examples": "; ".join(unknown[:5])}
+        )
+    publish = any(("tx_bytes" in sample or "rx_bytes" in sample) for sample in samples)
+    frame = telemetry_ingest(fabric=fabric, samples=samples, publish=publish)
+    return {"kind": kind, "ports": len(samples), "unknown": unknown, "published": publish, "telemetry": frame.get("telemetry", {})}
+
+
+# -- Prometheus -----------------------------------------------------------------------------------
+
+
+def prometheus_get(url: str, path: str, params: dict | None = None, *, timeout: float = PROMETHEUS_TIMEOUT_S):
+    """`data` of a Prometheus HTTP API answer, or an ApplicationError saying what went wrong."""
+    address = url.rstrip("/") + path + ("?" + urllib.parse.urlencode(params) if params else "")
+    request = urllib.request.Request(address, headers={"Accept": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 - an operator's http(s) URL, checked by the form
+            body = response.read()
+    except urllib.error.HTTPError as error:
+        raise ApplicationError(
+            _("Prometheus at %(url)s refused %(path)s (HTTP %(status)s): %(reason)s") % {"url": url, "path": path, "status": error.code, "reason": _prometheus_error(error.read()) or error.reason}
+        ) from error
+    except (urllib.error.URLError, OSError, ValueError) as error:
+        reason = getattr(error, "reason", error)
+        raise ApplicationError(_("Could not reach Prometheus at %(url)s: %(reason)s.") % {"url": url, "reason": reason}) from error
+    try:
+        answer = json.loads(body)
+    except ValueError:
+        answer = None
+    if not isinstance(answer, dict) or answer.get("status") != "success" or "data" not in answer:
+        raise ApplicationError(_("%(url)s answered %(path)s with something that is not a Prometheus API answer.") % {"url": url, "path": path})
+    return answer["data"]
+
+
+def _prometheus_error(body: bytes) -> str:
+    try:
+        return str(json.loads(body).get("error", ""))
+    except (ValueError, AttributeError):
+        return ""
+
+
+def _mapping_of(preset: str, mapping) -> PrometheusMapping:
+    try:
+        return prometheus_mapping(mapping, preset=preset)
+    except TelemetryError as error:
+        raise ApplicationError(_("The label mapping cannot be used: %(problems)s") % {"problems": "; ".join(error.problems)}, extra={"problems": list(error.problems)}) from error
+
+
+def telemetry_source_check(*, fabric: Fabric, url: str, preset: str, mapping, rate_window_s: int) -> dict:
+    """Ask the server once: that it is a Prometheus, and how many of the series of the first
+    byte counter name ports of the fabric (with examples of those that do not)."""
+    checked = _mapping_of(preset, mapping)
+    index = telemetry_index(_latest_snapshot(fabric))
+    build = prometheus_get(url, "/api/v1/status/buildinfo")
+    key, query = next(iter(checked.queries(rate_window_s).items()))
+    frame = rates_frame(index, checked, {key: prometheus_get(url, "/api/v1/query", {"query": query})}, window_s=rate_window_s)
+    report = frame["telemetry"]
+    return {
+        "version": build.get("version", "") if isinstance(build, dict) else "",
+        "query": query,
+        "series": report["samples"],
+        "mapped": report["samples"] - report["unknown_ports"],
+        "unknown": report["unknown"][:5],
+    }
+
+
+def telemetry_source_save(*, fabric: Fabric, url: str, preset: str, mapping, interval_s: float, rate_window_s: int, enabled: bool, user) -> TelemetrySource:
+    """Store the fabric's Prometheus source once it answered (when enabled), and (re)start its
+    polling; a disabled source stops polling."""
+    if preset not in PRESETS:
+        raise ApplicationError(_("Unknown preset %(preset)s.") % {"preset": preset})
+    if not MIN_INTERVAL_S <= interval_s <= MAX_INTERVAL_S:
+        raise ApplicationError(_("The interval must be between %(low)s and %(high)s seconds.") % {"low": MIN_INTERVAL_S, "high": MAX_INTERVAL_S})
+    checked = telemetry_source_check(fabric=fabric, url=url, preset=preset, mapping=mapping, rate_window_s=rate_window_s) if enabled else {}
+    if enabled and not checked["series"]:
+        raise ApplicationError(
+            _("Prometheus has no series for %(query)s: check the metric names and the selector, and that Prometheus scrapes the exporters.") % {"query": checked["query"]}
+        )
+    if enabled and not checked["mapped"]:
+        raise ApplicationError(
+            _("Prometheus answered %(series)s series for %(query)s, but none names a port of %(fabric)s: %(examples)s")
+            % {"series": checked["series"], "query": checked["query"], "fabric": fabric.name, "examples": "; ".join(checked["unknown"])}
+        )
+    with transaction.atomic():
+        source, _created = TelemetrySource.objects.select_for_update().get_or_create(fabric=fabric, defaults={"url": url, "preset": preset})
+        source.url, source.preset, source.mapping = url, preset, mapping or {}
+        source.interval_s, source.rate_window_s, source.enabled = interval_s, rate_window_s, enabled
+        source.generation += 1
+        source.last_error, source.last_report, source.updated_by = "", {"check": checked} if checked else {}, user
+        source.save()
+        if enabled:
+            generation = source.generation
+            transaction.on_commit(lambda: _start_poller(fabric.pk, generation))
+    return source
+
+
+def _start_poller(fabric_id: int, generation: int) -> None:
+    from .tasks import telemetry_poll_task
+
+    telemetry_poll_task.apply_async(args=[fabric_id, generation])
+
+
+_labels_resolved: dict[int, tuple[tuple, dict]] = {}  # fabric -> ((snapshot, generation), label set -> port)
+
+
+def telemetry_poll(source: TelemetrySource) -> dict:
+    """One poll: ask Prometheus for the rates, push the frame; returns it. Which port each label
+    set names is resolved once per snapshot and configuration."""
+    snapshot = _latest_snapshot(source.fabric)
+    index = telemetry_index(snapshot)
+    checked = _mapping_of(source.preset, source.mapping)
+    window = source.rate_window_s
+    answers = {key: prometheus_get(source.url, "/api/v1/query", {"query": query}) for key, query in checked.queries(window).items()}
+    key = (snapshot.pk, source.generation)
+    if _labels_resolved.get(source.fabric_id, (None,))[0] != key:
+        _labels_resolved[source.fabric_id] = (key, {})
+    try:
+        frame = rates_frame(index, checked, answers, window_s=window, ports_of=_labels_resolved[source.fabric_id][1])
+    except TelemetryError as error:
+        raise ApplicationError(str(error)) from error
+    with transaction.atomic():
+        current, _created = TelemetryState.objects.select_for_update().get_or_create(fabric_id=source.fabric_id)
+        current.seq += 1
+        frame = {**frame, "seq": current.seq, "snapshot": snapshot.pk}
+        current.frame = frame
+        current.save(update_fields=["frame", "seq", "updated_at"])
+    send_fabric_telemetry(source.fabric_id, frame)
+    return frame
+
+
+def telemetry_poller(*, fabric_id: int, generation: int) -> float | None:
+    """Poll the fabric's source for one slice at its interval; returns the delay before the next
+    slice, or None when this configuration is no longer current (changed, disabled, deleted)."""
+    slice_ends = time.monotonic() + POLL_SLICE_S
+    while True:
+        source = TelemetrySource.objects.select_related("fabric").filter(pk=fabric_id, generation=generation, enabled=True).first()
+        if source is None:
+            return None
+        started = time.monotonic()
+        try:
+            frame = telemetry_poll(source)
+        except ApplicationError as error:  # the server may come back: say so on the page, keep polling
+            TelemetrySource.objects.filter(pk=fabric_id, generation=generation).update(last_polled_at=timezone.now(), last_error=error.message)
+        else:
+            report = frame["telemetry"]
+            summary = {key: report[key] for key in ("samples", "links_measured", "unknown_ports", "unknown", "ports_with_errors")}
+            TelemetrySource.objects.filter(pk=fabric_id, generation=generation).update(last_polled_at=timezone.now(), last_error="", last_report={**source.last_report, "poll": summary})
+        # A fixed clock from the poll's start: a slow poll shortens the wait, never queues polls.
+        wait_s = max(0.0, source.interval_s - (time.monotonic() - started))
+        if time.monotonic() + wait_s >= slice_ends:
+            return wait_s
+        time.sleep(wait_s)
