@@ -2,7 +2,7 @@
 // and per-node marks (a job's ranks, failed elements of a what-if). Pure: the
 // colour scales and the mapping of plain arrays onto the layout's links.
 
-import type { MessageKey } from "../i18n";
+import type { MessageKey } from "../core/i18n";
 import type { MapModel } from "./model";
 
 /** Heatmap stops, low to high: idle green, busy amber, congested red. */

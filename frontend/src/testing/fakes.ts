@@ -1,13 +1,13 @@
 // Test doubles for the injectable seams: timers, sockets, the JSON client.
 // Nothing here is bundled; only tests import it.
 
-import { numberFormatters } from "../format";
-import type { JsonClient } from "../http";
-import { translator } from "../i18n";
-import { LiveStatusMonitor } from "../liveStatus";
-import type { OpenSocket, SocketHandlers } from "../reconnectingSocket";
-import type { RunWidgetContext } from "../runWidget";
-import type { Timers } from "../timers";
+import { numberFormatters } from "../core/format";
+import type { JsonClient } from "../core/http";
+import { translator } from "../core/i18n";
+import { LiveStatusMonitor } from "../live/liveStatus";
+import type { OpenSocket, SocketHandlers } from "../core/reconnectingSocket";
+import type { RunWidgetContext } from "../runs/runWidget";
+import type { Timers } from "../core/timers";
 import type { XhrHandler, XhrLike } from "../upload/sendForm";
 
 interface PendingTimer {
