@@ -2,6 +2,8 @@
 // the cost cache, the peak congestion with its time and link, time per
 // operation, the busiest links and the utilisation per link class.
 
+import { chartFigure } from "../charts/figure";
+import { barChartOption } from "../charts/options";
 import { element } from "../core/dom";
 import { formatDecimalByteSize, formatDuration } from "../core/format";
 import type { ReplaySummary } from "./replay";
@@ -55,6 +57,30 @@ export function renderReplaySummary(summary: ReplaySummary, { doc, t, numbers }:
               linkClass: peak.linkClass ?? "",
             }),
       ]),
+    );
+  }
+
+  if (summary.operations.length > 0) {
+    const caption = t("replay.operationsChartCaption");
+    parts.push(
+      chartFigure(
+        doc,
+        "replay-operations-chart",
+        caption,
+        barChartOption({
+          title: caption,
+          categoryName: t("replay.operation"),
+          categories: summary.operations.map((operation) => operation.name),
+          series: [
+            { name: t("replay.seriesRun"), values: summary.operations.map((operation) => operation.timeS) },
+            { name: t("replay.seriesAlone"), values: summary.operations.map((operation) => operation.soloS) },
+          ],
+          value: { name: t("replay.timeAxis"), format: duration },
+          horizontal: true,
+        }),
+        "svg",
+        Math.max(180, 64 + summary.operations.length * 36),
+      ).figure,
     );
   }
 

@@ -160,11 +160,11 @@ describe("parseCollectiveResult", () => {
 describe("candidateBars", () => {
   const choice = (candidates: Record<string, number>): Choice => ({ reason: "", candidates, skipped: {} });
 
-  it("orders the candidates fastest first, scaled to the slowest, the fastest marked", () => {
+  it("orders the candidates fastest first, the fastest marked", () => {
     expect(candidateBars(choice({ ring: 0.02, in_switch: 0.005, two_shot: 0.01 }))).toEqual([
-      { algorithm: "in_switch", timeS: 0.005, scale: 0.25, fastest: true },
-      { algorithm: "two_shot", timeS: 0.01, scale: 0.5, fastest: false },
-      { algorithm: "ring", timeS: 0.02, scale: 1, fastest: false },
+      { algorithm: "in_switch", timeS: 0.005, fastest: true },
+      { algorithm: "two_shot", timeS: 0.01, fastest: false },
+      { algorithm: "ring", timeS: 0.02, fastest: false },
     ]);
   });
 
@@ -179,7 +179,7 @@ describe("candidateBars", () => {
 
   it("handles no candidates and zero times", () => {
     expect(candidateBars(choice({}))).toEqual([]);
-    expect(candidateBars(choice({ a: 0 }))).toEqual([{ algorithm: "a", timeS: 0, scale: 0, fastest: true }]);
+    expect(candidateBars(choice({ a: 0 }))).toEqual([{ algorithm: "a", timeS: 0, fastest: true }]);
   });
 });
 

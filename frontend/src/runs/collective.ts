@@ -253,8 +253,6 @@ export function parseCollectiveResult(value: unknown): CollectiveResult | null {
 export interface CandidateBar {
   readonly algorithm: string;
   readonly timeS: number;
-  /** Bar length relative to the slowest candidate, 0..1. */
-  readonly scale: number;
   readonly fastest: boolean;
 }
 
@@ -263,12 +261,10 @@ export function candidateBars(choice: Choice): CandidateBar[] {
   const entries = Object.entries(choice.candidates).sort(
     ([leftName, left], [rightName, right]) => left - right || (leftName < rightName ? -1 : leftName > rightName ? 1 : 0),
   );
-  const slowest = Math.max(0, ...entries.map(([, time]) => time));
   const best = entries[0]?.[1];
   return entries.map(([algorithm, timeS]) => ({
     algorithm,
     timeS,
-    scale: slowest > 0 ? timeS / slowest : 0,
     fastest: timeS === best,
   }));
 }

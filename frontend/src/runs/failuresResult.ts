@@ -2,11 +2,16 @@
 // sentence (with the cards each failed switch serves), the ranking with
 // "Show on map" per row, and the links whose failure would hurt most.
 
+import { chartFigure } from "../charts/figure";
+import { barChartOption } from "../charts/options";
 import { element } from "../core/dom";
 import type { FailureOutcome, FailuresResult } from "./failures";
 import { formatDecimalByteSize } from "../core/format";
 import type { MessageKey } from "../core/i18n";
 import { dataTable, marksStatus, showOnMapButton, type RenderContext } from "./resultDom";
+
+/** Bars in the ranking's chart; the table below lists every candidate. */
+const MAX_CHARTED_FAILURES = 20;
 
 const KIND_LABELS: Readonly<Record<string, MessageKey>> = {
   switch: "failures.kind.switch",
@@ -97,6 +102,30 @@ export function renderFailures(result: FailuresResult, context: RenderContext): 
           ]),
         ),
       ),
+    );
+  }
+
+  // A search ranks many candidates: the worst ones by how much slower the workload gets.
+  const charted = result.ranking.slice(0, MAX_CHARTED_FAILURES);
+  if (charted.length > 1) {
+    const caption = t("failures.chartCaption", { count: numbers.integer(charted.length) });
+    parts.push(
+      chartFigure(
+        doc,
+        "failures-chart",
+        caption,
+        barChartOption({
+          title: caption,
+          categoryName: t("failures.elements"),
+          categories: charted.map((outcome) => outcome.elements.join(t("list.separator"))),
+          series: [{ name: t("failures.timeChange"), values: charted.map((outcome) => outcome.workload.timeChange ?? Number.NaN) }],
+          value: { name: t("failures.timeChangeAxis"), format: (value) => t("format.factor", { value: numbers.decimal(value, 2) }), log: false },
+          horizontal: true,
+          highlighted: [0],
+        }),
+        "svg",
+        Math.max(160, 48 + charted.length * 24),
+      ).figure,
     );
   }
 

@@ -25,10 +25,6 @@ describe("histogramBars", () => {
     expect(bars.map((bar) => bar.share)).toEqual([0.1, 0.6, 0.25]);
   });
 
-  it("scales bars to the longest one", () => {
-    expect(histogramBars(HOP_STATS_RESULT).map((bar) => bar.scale)).toEqual([100 / 600, 1, 250 / 600]);
-  });
-
   it("never reports more than 100 % when the histogram outgrows pairs", () => {
     const bars = histogramBars({ ...HOP_STATS_RESULT, pairs: 10, histogram: { "1": 30, "3": 10 } });
     expect(bars.map((bar) => bar.share)).toEqual([0.75, 0.25]);

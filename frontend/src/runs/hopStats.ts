@@ -33,8 +33,6 @@ export interface HistogramBar {
   readonly pairs: number;
   /** Share of all card pairs, unreachable ones included. */
   readonly share: number;
-  /** Bar length relative to the longest bar, 0..1. */
-  readonly scale: number;
 }
 
 /** Bars in ascending hop order; keys that are not hop counts are dropped. */
@@ -47,10 +45,8 @@ export function histogramBars(result: HopStatsResult): HistogramBar[] {
   // `pairs` is the documented total; max() keeps shares <= 100 % should the
   // histogram ever count more than it.
   const total = Math.max(result.pairs, counted);
-  const longest = Math.max(0, ...entries.map((entry) => entry.pairs));
   return entries.map((entry) => ({
     ...entry,
     share: total > 0 ? entry.pairs / total : 0,
-    scale: longest > 0 ? entry.pairs / longest : 0,
   }));
 }

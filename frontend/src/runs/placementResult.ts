@@ -2,6 +2,8 @@
 // (best highlighted, with their exports and a "Show on map" each), the
 // warnings, the best placement's dimensions and its bottleneck links.
 
+import { chartFigure } from "../charts/figure";
+import { barChartOption } from "../charts/options";
 import { element } from "../core/dom";
 import { formatDecimalByteSize, formatDuration, formatGBps } from "../core/format";
 import {
@@ -72,6 +74,30 @@ export function renderPlacement(result: PlacementResult, runUrl: string, context
       element(doc, "p", { class: "placement-job muted" }, [
         t("placement.job", { tp: numbers.integer(tp), pp: numbers.integer(pp), dp: numbers.integer(dp), ep: numbers.integer(ep), ranks: numbers.integer(world) }),
       ]),
+    );
+  }
+
+  const strategies = [...result.results.values()];
+  if (strategies.length > 0 && dimensions.length > 0) {
+    const caption = t("placement.chartCaption");
+    parts.push(
+      chartFigure(
+        doc,
+        "placement-chart",
+        caption,
+        barChartOption({
+          title: caption,
+          categoryName: t("placement.strategy"),
+          categories: strategies.map((strategy) => strategy.strategy),
+          series: dimensions.map((dimension) => ({
+            name: t(DIMENSION_LABELS[dimension]),
+            values: strategies.map((strategy) => strategy.dimensions[dimension]?.timeS ?? Number.NaN),
+          })),
+          value: { name: t("placement.timeAxis"), format: duration },
+        }),
+        "svg",
+        240,
+      ).figure,
     );
   }
 

@@ -15,17 +15,6 @@ export function keyValueList(doc: Document, rows: readonly (readonly [string, No
   );
 }
 
-/** One bar row in the .hist grid. */
-export function barRow(doc: Document, label: string, scale: number, value: string, className = "hist-row"): HTMLElement {
-  const fill = element(doc, "span", { class: "hist-bar" });
-  fill.style.width = `${(Math.min(1, Math.max(0, scale)) * 100).toFixed(2)}%`;
-  return element(doc, "div", { class: className }, [
-    element(doc, "span", { class: "hist-label" }, [label]),
-    element(doc, "span", { class: "hist-track" }, [fill]),
-    element(doc, "span", { class: "hist-value" }, [value]),
-  ]);
-}
-
 export interface Column {
   readonly label: string;
   /** Right-aligned figures. */

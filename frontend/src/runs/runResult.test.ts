@@ -2,9 +2,10 @@
 import { describe, expect, it } from "vitest";
 import { numberFormatters } from "../core/format";
 import { translator } from "../core/i18n";
+import { HIGHLIGHT_COLOUR } from "../charts/palette";
 import { renderRunOutcome } from "./runResult";
 import { parseRun, type Run } from "./runState";
-import { COLLECTIVE_RESULT, HOP_STATS_RESULT, runSnapshot } from "../testing/fakes";
+import { COLLECTIVE_RESULT, HOP_STATS_RESULT, chartTexts, runSnapshot } from "../testing/fakes";
 
 function finished(overrides: Record<string, unknown>): Run {
   return parseRun(runSnapshot({ status: "succeeded", progress: 1, ...overrides })) as Run;
@@ -20,14 +21,12 @@ describe("renderRunOutcome", () => {
     expect(terms).toEqual(["Cards", "Switches", "Links", "Card pairs", "Mean hops", "Diameter (hops)", "Unreachable pairs"]);
     expect(values).toEqual(["1,024", "48", "2,048", "1,000", "3.30", "5", "50"]);
 
-    const rows = [...outcome.querySelectorAll(".hist .hist-row")];
-    expect(rows.map((row) => row.querySelector(".hist-label")?.textContent)).toEqual(["1 hop", "3 hops", "5 hops"]);
-    expect(rows.map((row) => row.querySelector(".hist-value")?.textContent)).toEqual([
-      "100 (10.0%)",
-      "600 (60.0%)",
-      "250 (25.0%)",
-    ]);
-    expect(rows[1]?.querySelector<HTMLElement>(".hist-bar")?.style.width).toBe("100.00%");
+    const chart = outcome.querySelector(".hop-histogram");
+    expect(chart?.querySelector("figcaption")?.textContent).toBe("Card pairs by hop count");
+    const labels = chartTexts(chart);
+    // Hop counts along a named axis; 100 to 600 pairs is under a decade: a linear axis from 0.
+    expect(labels).toEqual(expect.arrayContaining(["1", "3", "5", "Hops (switches crossed)", "Card pairs", "0", "600"]));
+    expect(chart?.querySelectorAll("svg path").length).toBeGreaterThan(3);
   });
 
   it("shows a failed run's error in an .error element", () => {
@@ -36,16 +35,25 @@ describe("renderRunOutcome", () => {
     expect(outcome.textContent).toBe("Snapshot 7 has no cards.");
   });
 
-  it("falls back to a key/value view for unknown kinds", () => {
+  it("offers a result of a kind it does not know for download instead of dumping it", () => {
     const outcome = renderRunOutcome(finished({ kind: "what_if", result: { removed: 3, detail: { a: 1 } } }), context());
-    expect(outcome.matches("dl.kv")).toBe(true);
-    expect(outcome.querySelector("dd")?.textContent).toBe("3");
-    expect(outcome.querySelector("dd pre")?.textContent).toBe('{\n  "a": 1\n}');
+    expect(outcome.matches(".run-unknown")).toBe(true);
+    expect(outcome.textContent).not.toContain("removed");
+    const link = outcome.querySelector<HTMLAnchorElement>(".run-download a");
+    expect(link?.getAttribute("href")).toBe("/api/runs/12/");
+    expect(link?.getAttribute("download")).toBe("run-12.json");
+    expect(link?.textContent).toBe("Download the result (JSON)");
   });
 
   it("does not trust a hop_stats result of the wrong shape", () => {
     const outcome = renderRunOutcome(finished({ result: { cards: "many" } }), context());
-    expect(outcome.matches("dl.kv")).toBe(true);
+    expect(outcome.matches(".run-unknown")).toBe(true);
+  });
+
+  it("puts the download link under every result view", () => {
+    const outcome = renderRunOutcome(finished({ result: HOP_STATS_RESULT }), context(), "/api/runs/5/");
+    expect(outcome.lastElementChild?.matches(".run-download")).toBe(true);
+    expect(outcome.querySelector(".run-download a")?.getAttribute("href")).toBe("/api/runs/5/");
   });
 
   it("shows a cancelled run's note, not an error", () => {
@@ -90,15 +98,16 @@ describe("renderRunOutcome for collectives", () => {
 
   it("charts the candidates fastest first, highlighting the fastest, and lists the skipped ones", () => {
     const outcome = collective(COLLECTIVE_RESULT);
-    const rows = [...outcome.querySelectorAll(".coll-candidates .hist-row")];
-    expect(rows.map((row) => row.querySelector(".hist-label")?.textContent)).toEqual(["in_switch", "ring", "two_shot"]);
-    expect(rows.map((row) => row.querySelector(".hist-value")?.textContent)).toEqual([
-      "8.05 ms, fastest",
-      "13.7 ms",
-      "13.7 ms",
-    ]);
-    expect(rows.map((row) => row.classList.contains("fastest"))).toEqual([true, false, false]);
-    expect(rows[2]?.querySelector<HTMLElement>(".hist-bar")?.style.width).toBe("100.00%");
+    const chart = outcome.querySelector(".coll-candidates");
+    const labels = chartTexts(chart);
+    const algorithms = labels.filter((label) => ["in_switch", "ring", "two_shot"].includes(label));
+    expect(algorithms).toEqual(["in_switch", "ring", "two_shot"]);
+    // Times read with their unit on the axis, never "7.46e+03 ms".
+    expect(labels).toEqual(expect.arrayContaining(["Algorithm", "Time"]));
+    expect(labels.some((label) => / ms$/.test(label))).toBe(true);
+    expect(labels.join(" ")).not.toMatch(/e[+-]\d/);
+    // The fastest bar is the one in the highlight colour.
+    expect(chart?.innerHTML.toLowerCase()).toContain(HIGHLIGHT_COLOUR.toLowerCase());
     expect(outcome.querySelector(".coll-skipped h4")?.textContent).toBe("Not applicable");
     expect(outcome.querySelector(".coll-skipped li")?.textContent).toBe(
       "one_shot: one_shot writes directly to peers: only inside a scale-up domain",
@@ -149,6 +158,6 @@ describe("renderRunOutcome for collectives", () => {
   });
 
   it("falls back to the generic view for a result of the wrong shape", () => {
-    expect(collective({ collective: "allreduce" }).matches("dl.kv")).toBe(true);
+    expect(collective({ collective: "allreduce" }).matches(".run-unknown")).toBe(true);
   });
 });

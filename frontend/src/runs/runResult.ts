@@ -1,6 +1,7 @@
-// Renders a finished run's outcome: the error, a hop_stats, collective,
-// replay, placement or failures report, or a generic key/value view for kinds
-// this frontend does not know yet.
+// Renders a finished run's outcome: the error, or the result view of its kind (hop
+// statistics, collective, replay, placement, failures, what-if), each with its plots and
+// tables and the raw result behind a download link; a result of a shape this frontend
+// does not know is only offered for download, never dumped on the page.
 
 import {
   bottleneckLink,
@@ -9,6 +10,8 @@ import {
   skippedAlgorithms,
   type CollectiveResult,
 } from "./collective";
+import { barChartOption } from "../charts/options";
+import { chartFigure } from "../charts/figure";
 import { element } from "../core/dom";
 import { parseFailuresResult } from "./failures";
 import { renderFailures } from "./failuresResult";
@@ -19,7 +22,9 @@ import { parsePlacementResult } from "./placement";
 import { renderPlacement } from "./placementResult";
 import { parseReplaySummary } from "../replay/replay";
 import { renderReplaySummary } from "../replay/replayResult";
-import { barRow, keyValueList, type RenderContext } from "./resultDom";
+import { keyValueList, type RenderContext } from "./resultDom";
+import { parseWhatIfResult } from "./whatif";
+import { renderWhatIf } from "./whatifResult";
 import type { Run } from "./runState";
 
 
@@ -35,26 +40,46 @@ export function renderRunOutcome(run: Run, context: RenderContext, runUrl = ""):
   if (run.result === null) {
     return element(doc, "p", { class: "muted" }, [t("run.noResult")]);
   }
-  if (run.kind === "hop_stats" && isHopStatsResult(run.result)) {
-    return renderHopStats(run.result, context);
+  const url = runUrl === "" ? `/api/runs/${String(run.id)}/` : runUrl;
+  const view = resultView(run, url, context);
+  const download = element(doc, "p", { class: "run-download muted" }, [
+    element(doc, "a", { href: url, download: `run-${String(run.id)}.json` }, [t("run.downloadJson")]),
+  ]);
+  if (view === null) {
+    return element(doc, "div", { class: "run-unknown" }, [element(doc, "p", { class: "muted" }, [t("run.unknownResult")]), download]);
   }
-  const collective = run.kind === "collective" ? parseCollectiveResult(run.result) : null;
-  if (collective !== null) {
-    return renderCollective(collective, context);
+  view.append(download);
+  return view;
+}
+
+function resultView(run: Run, runUrl: string, context: RenderContext): HTMLElement | null {
+  const result = run.result;
+  switch (run.kind) {
+    case "hop_stats":
+      return isHopStatsResult(result) ? renderHopStats(result, context) : null;
+    case "collective": {
+      const collective = parseCollectiveResult(result);
+      return collective === null ? null : renderCollective(collective, context);
+    }
+    case "replay": {
+      const replay = parseReplaySummary(result);
+      return replay === null ? null : renderReplaySummary(replay, context);
+    }
+    case "placement": {
+      const placement = parsePlacementResult(result);
+      return placement === null ? null : renderPlacement(placement, runUrl, context);
+    }
+    case "failures": {
+      const failures = parseFailuresResult(result);
+      return failures === null ? null : renderFailures(failures, context);
+    }
+    case "whatif": {
+      const whatIf = parseWhatIfResult(result);
+      return whatIf === null ? null : renderWhatIf(whatIf, run.id, context);
+    }
+    default:
+      return null;
   }
-  const replay = run.kind === "replay" ? parseReplaySummary(run.result) : null;
-  if (replay !== null) {
-    return renderReplaySummary(replay, context);
-  }
-  const placement = run.kind === "placement" ? parsePlacementResult(run.result) : null;
-  if (placement !== null) {
-    return renderPlacement(placement, runUrl === "" ? `/api/runs/${String(run.id)}/` : runUrl, context);
-  }
-  const failures = run.kind === "failures" ? parseFailuresResult(run.result) : null;
-  if (failures !== null) {
-    return renderFailures(failures, context);
-  }
-  return renderGeneric(run.result, doc);
 }
 
 function renderHopStats(result: HopStatsResult, { doc, t, numbers }: RenderContext): HTMLElement {
@@ -68,18 +93,26 @@ function renderHopStats(result: HopStatsResult, { doc, t, numbers }: RenderConte
     [t("hopStats.unreachablePairs"), numbers.integer(result.unreachable_pairs)],
   ]);
 
-  const rows = histogramBars(result).map((bar) =>
-    barRow(
-      doc,
-      bar.hops === 1 ? t("hopStats.oneHopLabel") : t("hopStats.hopsLabel", { hops: bar.hops }),
-      bar.scale,
-      `${numbers.integer(bar.pairs)} (${numbers.percent(bar.share)})`,
-    ),
-  );
-  const histogram = element(doc, "figure", { class: "hist" }, [
-    element(doc, "figcaption", {}, [t("hopStats.histogramCaption")]),
-    ...rows,
-  ]);
+  const bars = histogramBars(result);
+  const caption = t("hopStats.histogramCaption");
+  const histogram = chartFigure(
+    doc,
+    "hop-histogram",
+    caption,
+    barChartOption({
+      title: caption,
+      categoryName: t("hopStats.hopsAxis"),
+      categories: bars.map((bar) => numbers.integer(bar.hops)),
+      series: [{ name: t("hopStats.pairs"), values: bars.map((bar) => bar.pairs) }],
+      value: {
+        name: t("hopStats.pairs"),
+        format: (pairs) => numbers.integer(pairs),
+        tooltip: (pairs) => `${numbers.integer(pairs)} (${numbers.percent(result.pairs > 0 ? pairs / result.pairs : 0)})`,
+      },
+    }),
+    "svg",
+    220,
+  ).figure;
 
   return element(doc, "div", { class: "hop-stats" }, [summary, histogram]);
 }
@@ -147,19 +180,24 @@ function renderCollective(result: CollectiveResult, { doc, t, numbers }: RenderC
     }
     const bars = candidateBars(choice);
     if (bars.length > 0) {
+      const caption = t("collective.candidatesCaption");
       parts.push(
-        element(doc, "figure", { class: "hist coll-candidates" }, [
-          element(doc, "figcaption", {}, [t("collective.candidatesCaption")]),
-          ...bars.map((bar) =>
-            barRow(
-              doc,
-              bar.algorithm,
-              bar.scale,
-              bar.fastest ? t("collective.fastest", { time: duration(bar.timeS) }) : duration(bar.timeS),
-              bar.fastest ? "hist-row fastest" : "hist-row",
-            ),
-          ),
-        ]),
+        chartFigure(
+          doc,
+          "coll-candidates",
+          caption,
+          barChartOption({
+            title: caption,
+            categoryName: t("collective.algorithmAxis"),
+            categories: bars.map((bar) => bar.algorithm),
+            series: [{ name: t("collective.timeAxis"), values: bars.map((bar) => bar.timeS) }],
+            value: { name: t("collective.timeAxis"), format: duration },
+            horizontal: true,
+            highlighted: bars.flatMap((bar, index) => (bar.fastest ? [index] : [])),
+          }),
+          "svg",
+          Math.max(160, 48 + bars.length * 28),
+        ).figure,
       );
     }
     const skipped = skippedAlgorithms(choice);
@@ -206,19 +244,4 @@ function renderCollective(result: CollectiveResult, { doc, t, numbers }: RenderC
   }
 
   return element(doc, "div", { class: "collective" }, parts);
-}
-
-function renderGeneric(result: unknown, doc: Document): HTMLElement {
-  if (typeof result !== "object" || result === null || Array.isArray(result)) {
-    return element(doc, "pre", {}, [JSON.stringify(result, null, 2)]);
-  }
-  return keyValueList(
-    doc,
-    Object.entries(result).map(([key, value]) => [
-      key,
-      typeof value === "object" && value !== null
-        ? element(doc, "pre", {}, [JSON.stringify(value, null, 2)])
-        : String(value),
-    ]),
-  );
 }
