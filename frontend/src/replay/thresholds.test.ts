@@ -33,12 +33,12 @@ describe("utilisation thresholds", () => {
     expect(utilisationColour(0.96, th)).toBe(BAND_COLOURS.critical);
     expect(utilisationColour(Number.NaN, th)).toBeNull();
     // Without thresholds the map keeps its gradient.
-    expect(utilisationColour(0)).toBe("#16a34a");
-    expect(utilisationColour(1)).toBe("#b91c1c");
+    expect(utilisationColour(0)).toBe("#004488");
+    expect(utilisationColour(1)).toBe("#bb5566");
   });
 
   it("maps bands to RGB for ImageData, grey for unknown", () => {
-    expect(thresholdRgb(0.1, DEFAULT_THRESHOLDS)).toEqual([0x16, 0xa3, 0x4a]);
+    expect(thresholdRgb(0.1, DEFAULT_THRESHOLDS)).toEqual([0x00, 0x44, 0x88]);
     expect(thresholdRgb(0.85, DEFAULT_THRESHOLDS)).toBe(BAND_RGB.warning);
     expect(thresholdRgb(0.99, DEFAULT_THRESHOLDS)).toBe(BAND_RGB.critical);
     expect(thresholdRgb(Number.NaN, DEFAULT_THRESHOLDS)).toBe(EMPTY_RGB);
