@@ -32,7 +32,7 @@ export function mountChart(host: HTMLElement, option: Record<string, unknown>, r
   return {
     element: host,
     update(next) {
-      chart.setOption(next, { notMerge: true, lazyUpdate: true });
+      chart.setOption(next, { notMerge: true });
     },
     dispose() {
       observer?.disconnect();

@@ -66,20 +66,40 @@ describe("line charts", () => {
 });
 
 describe("heatmaps", () => {
-  it("label both axes and draw a colour scale with its ends", () => {
+  it("name each band of a banded scale", () => {
     const option = heatmapOption({
+      title: "Switch ports",
+      xName: "Port",
+      yName: "Switch",
+      xLabels: ["1"],
+      yLabels: ["leaf-1"],
+      cells: [[0, 0, 0.97]],
+      scale: { bands: [{ to: 0.8, colour: "#004488", label: "Below 80 %" }, { from: 0.8, to: 0.95, colour: "#ddaa33", label: "80 % to 95 %" }, { from: 0.95, colour: "#bb5566", label: "95 % and above" }] },
+      format: String,
+      scaleName: "Utilisation",
+      describe: () => "",
+    });
+    const svg = renderChartSvg(option);
+    for (const text of ["Below 80 %", "80 % to 95 %", "95 % and above"]) {
+      expect(svg).toContain(text);
+    }
+    expect(svg).toContain('fill="#bb5566"');
+  });
+
+  it("label both axes and draw a colour scale with its ends", () => {
+    const spec = {
       title: "Switch ports",
       xName: "Port",
       yName: "Switch",
       xLabels: ["1", "2"],
       yLabels: ["spine-1", "leaf-1"],
       cells: [[0, 0, 0.2], [1, 1, 0.9]],
-      min: 0,
-      max: 1,
-      format: (v) => `${String(Math.round(v * 100))} %`,
+      scale: { min: 0, max: 1 },
+      format: (v: number) => `${String(Math.round(v * 100))} %`,
       scaleName: "Utilisation",
-      describe: (c, r, v) => `${String(c)}/${String(r)}: ${String(v)}`,
-    });
+      describe: (c: number, r: number, v: number) => `${String(c)}/${String(r)}: ${String(v)}`,
+    } as const;
+    const option = heatmapOption(spec);
     const svg = renderChartSvg(option);
     for (const text of ["Port", "Switch", "spine-1", "leaf-1", "100 %", "0 %"]) {
       expect(svg).toContain(text);
@@ -89,5 +109,8 @@ describe("heatmaps", () => {
     expect(svg).toContain('fill="rgb(189,219,61)"');
     const tooltip = option["tooltip"] as { formatter: (p: { value: number[] }) => string };
     expect(tooltip.formatter({ value: [1, 1, 0.9] })).toBe("1/1: 0.9");
+    // Names come from uploaded files: the tooltip's HTML never carries their markup.
+    const hostile = heatmapOption({ ...spec, describe: () => "<img src=x onerror=alert(1)>\nline" })["tooltip"] as typeof tooltip;
+    expect(hostile.formatter({ value: [0, 0, 0] })).toBe("&lt;img src=x onerror=alert(1)&gt;<br>line");
   });
 });

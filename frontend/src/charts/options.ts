@@ -135,6 +135,8 @@ export interface LineChartSpec {
   readonly guides?: readonly GuideLine[];
   /** A vertical marker (the knee) at this x, with its label. */
   readonly marker?: { readonly x: number; readonly label: string };
+  /** Shows the legend even for one series (when its name says which one it is). */
+  readonly legend?: boolean;
 }
 
 export function lineChartOption(spec: LineChartSpec): Record<string, unknown> {
@@ -144,10 +146,11 @@ export function lineChartOption(spec: LineChartSpec): Record<string, unknown> {
     ...(spec.guides ?? []).map((guide) => ({ yAxis: guide.value, name: guide.name, lineStyle: { color: guide.colour, type: "dashed" }, label: { formatter: guide.name, position: "insideEndTop" } })),
     ...(spec.marker === undefined ? [] : [{ xAxis: spec.marker.x, name: spec.marker.label, lineStyle: { color: HIGHLIGHT_COLOUR, type: "dotted", width: 2 }, label: { formatter: spec.marker.label, position: "insideEndTop" } }]),
   ];
+  const legend = spec.legend ?? spec.series.length > 1;
   return {
     ...base(spec.title),
-    grid: { left: 76, right: 32, top: spec.series.length > 1 ? 40 : 20, bottom: 56 },
-    legend: { show: spec.series.length > 1, top: 0, type: "scroll" },
+    grid: { left: 76, right: 32, top: legend ? 40 : 20, bottom: 56 },
+    legend: { show: legend, top: 0, type: "scroll" },
     tooltip: {
       trigger: "axis",
       axisPointer: { type: "line", label: { formatter: (params: { value: unknown }) => (typeof params.value === "number" ? spec.x.format(params.value) : "") } },
@@ -175,9 +178,8 @@ export interface HeatmapSpec {
   readonly yLabels: readonly string[];
   /** [column, row, value] per cell that has a value. */
   readonly cells: readonly (readonly [number, number, number])[];
-  /** The colour scale's ends and how its values read. */
-  readonly min: number;
-  readonly max: number;
+  /** The colour scale: continuous from min to max, or bands (thresholds) each with its colour and name. */
+  readonly scale: { readonly min: number; readonly max: number } | { readonly bands: readonly ColourBand[] };
   readonly format: ValueFormat;
   /** The colour scale's title: "Utilisation", "Bytes". */
   readonly scaleName: string;
@@ -185,31 +187,60 @@ export interface HeatmapSpec {
   readonly describe: (column: number, row: number, value: number) => string;
 }
 
+const HTML_ESCAPES: Readonly<Record<string, string>> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (character) => HTML_ESCAPES[character] ?? character);
+}
+
+export interface ColourBand {
+  /** From this value (inclusive); the first band has none. */
+  readonly from?: number;
+  /** Up to this value (exclusive); the last band has none. */
+  readonly to?: number;
+  readonly colour: string;
+  readonly label: string;
+}
+
+function visualMap(spec: HeatmapSpec): Record<string, unknown> {
+  const common = { right: 0, top: "middle", orient: "vertical", textGap: 6, seriesIndex: 0 };
+  if ("bands" in spec.scale) {
+    return {
+      ...common,
+      type: "piecewise",
+      pieces: spec.scale.bands.map((band) => ({
+        ...(band.from === undefined ? {} : { gte: band.from }),
+        ...(band.to === undefined ? {} : { lt: band.to }),
+        color: band.colour,
+        label: band.label,
+      })),
+    };
+  }
+  return {
+    ...common,
+    type: "continuous",
+    min: spec.scale.min,
+    max: spec.scale.max,
+    calculable: false,
+    text: [spec.format(spec.scale.max), spec.format(spec.scale.min)],
+    itemHeight: 140,
+    inRange: { color: [...SEQUENTIAL_COLOURS] },
+    formatter: (value: number) => spec.format(value),
+  };
+}
+
 export function heatmapOption(spec: HeatmapSpec): Record<string, unknown> {
   return {
     ...base(spec.title),
-    grid: { left: 96, right: 96, top: 16, bottom: 64 },
+    grid: { left: 110, right: 150, top: 16, bottom: 56 },
     tooltip: {
       trigger: "item",
-      formatter: (params: { value: readonly [number, number, number] }) => spec.describe(params.value[0], params.value[1], params.value[2]),
+      // ECharts writes a formatter's answer as HTML: names from uploaded files are escaped first.
+      formatter: (params: { value: readonly [number, number, number] }) => escapeHtml(spec.describe(params.value[0], params.value[1], params.value[2])).replace(/\n/g, "<br>"),
     },
     xAxis: { type: "category", name: spec.xName, nameLocation: "middle", nameGap: 40, data: [...spec.xLabels], splitArea: { show: false }, axisLabel: { hideOverlap: true } },
     yAxis: { type: "category", name: spec.yName, nameLocation: "middle", nameGap: 80, data: [...spec.yLabels], inverse: true, axisLabel: { hideOverlap: true, width: 70, overflow: "truncate" } },
-    visualMap: {
-      type: "continuous",
-      min: spec.min,
-      max: spec.max,
-      calculable: false,
-      orient: "vertical",
-      right: 0,
-      top: "middle",
-      text: [spec.format(spec.max), spec.format(spec.min)],
-      textGap: 6,
-      itemHeight: 140,
-      inRange: { color: [...SEQUENTIAL_COLOURS] },
-      // The scale's title, read with its ends.
-      formatter: (value: number) => spec.format(value),
-    },
+    visualMap: visualMap(spec),
     series: [
       {
         type: "heatmap",

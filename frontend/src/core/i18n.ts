@@ -234,7 +234,6 @@ const en = {
   "views.seriesCaption": "Hottest links over the last {frames} frames received",
   "views.seriesEmpty": "No hot links yet.",
   "views.seriesTitle": "{from} → {to} (peak {peak})",
-  "views.seriesHover": "{value} in frame {position} of {count}",
   "views.noValue": "no value",
   "views.leafCaption": "Leaf-to-leaf traffic: bytes each leaf group sent (rows) to each leaf group (columns) in this frame's window",
   "views.leafTooltip": "{from} → {to}: {bytes} ({share} of the frame's busiest pair)",
@@ -385,6 +384,15 @@ const en = {
   "replay.timeAxis": "Time",
   "replay.seriesRun": "In the replay",
   "replay.seriesAlone": "Alone on the fabric",
+  "views.portAxis": "Port (in link order)",
+  "views.switchAxis": "Switch",
+  "views.leafAxis": "Leaf switch",
+  "views.uplinkSeries": "Busiest uplink",
+  "views.uplinkAxis": "Utilisation",
+  "views.frameAxis": "Frame received",
+  "views.utilisationAxis": "Utilisation",
+  "views.warningGuide": "warning",
+  "views.criticalGuide": "critical",
 } as const;
 
 export type MessageKey = keyof typeof en;
@@ -622,7 +630,6 @@ const zhHans: Record<MessageKey, string> = {
   "views.seriesCaption": "最近收到的 {frames} 帧中最繁忙的链路",
   "views.seriesEmpty": "暂无繁忙链路。",
   "views.seriesTitle": "{from} → {to}（峰值 {peak}）",
-  "views.seriesHover": "第 {position} / {count} 帧：{value}",
   "views.noValue": "无数据",
   "views.leafCaption": "叶交换机间流量：本帧时间窗口内每个叶交换机组（行）发往每个叶交换机组（列）的字节数",
   "views.leafTooltip": "{from} → {to}：{bytes}（本帧最繁忙一对的 {share}）",
@@ -773,6 +780,15 @@ const zhHans: Record<MessageKey, string> = {
   "replay.timeAxis": "耗时",
   "replay.seriesRun": "回放中",
   "replay.seriesAlone": "单独运行",
+  "views.portAxis": "端口（按链路顺序）",
+  "views.switchAxis": "交换机",
+  "views.leafAxis": "叶交换机",
+  "views.uplinkSeries": "最繁忙上行链路",
+  "views.uplinkAxis": "利用率",
+  "views.frameAxis": "收到的帧",
+  "views.utilisationAxis": "利用率",
+  "views.warningGuide": "警告",
+  "views.criticalGuide": "严重",
 };
 
 export type Language = "en" | "zh-hans";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { FrameLink } from "./frames";
-import { HotLinkSeries, seriesIndexAt, seriesY } from "./linkSeries";
+import { HotLinkSeries } from "./linkSeries";
 
 function top(...entries: [number, number][]): FrameLink[] {
   return entries.map(([link, utilization]) => ({ link, from: `a${link}`, to: `b${link}`, utilization, congestion: utilization, linkClass: "" }));
@@ -54,16 +54,5 @@ describe("hottest-link series", () => {
     series.reset();
     expect(series.count).toBe(0);
     expect(series.series()).toEqual([]);
-  });
-
-  it("maps the mouse to a frame and values to heights", () => {
-    expect(seriesIndexAt(0, 240, 10)).toBe(0);
-    expect(seriesIndexAt(240, 240, 10)).toBe(9);
-    expect(seriesIndexAt(120, 240, 11)).toBe(5);
-    expect(seriesIndexAt(999, 240, 3)).toBe(2);
-    expect(seriesIndexAt(50, 240, 1)).toBe(0);
-    expect(seriesY(1, 48)).toBe(0);
-    expect(seriesY(0.8, 50)).toBeCloseTo(10);
-    expect(seriesY(2, 48)).toBe(0);
   });
 });

@@ -158,16 +158,3 @@ function peakOf(values: ArrayLike<number>): number {
   }
   return peak;
 }
-
-/** The frame under x on a chart `width` wide showing `count` frames. */
-export function seriesIndexAt(x: number, width: number, count: number): number {
-  if (count <= 1 || width <= 0) {
-    return 0;
-  }
-  return Math.min(count - 1, Math.max(0, Math.round((x / width) * (count - 1))));
-}
-
-/** The y of a utilisation (0 at the bottom, 1 at the top) on a chart `height` high. */
-export function seriesY(value: number, height: number): number {
-  return (1 - Math.min(1, Math.max(0, value))) * height;
-}

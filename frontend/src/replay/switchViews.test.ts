@@ -1,8 +1,7 @@
 import { describe, expect, it } from "vitest";
 import fixture from "../map/fatTree64.fixture.json";
 import { parseLayout } from "../map/model";
-import { BAND_RGB, DEFAULT_THRESHOLDS, EMPTY_RGB, PAD_RGB } from "./thresholds";
-import { buildPortHeatmap, buildUplinkStrip, linksPerNode, paintLinkCells, paintValues, portCellAt, uplinkLoads, type SwitchLayout } from "./switchViews";
+import { buildPortHeatmap, buildUplinkStrip, linksPerNode, portCellAt, uplinkLoads, type SwitchLayout } from "./switchViews";
 
 const model = parseLayout(fixture);
 
@@ -83,32 +82,6 @@ describe("switch x port heatmap", () => {
     // 64 card-leaf links (one switch end) + 128 switch-switch links (two ends).
     expect(used).toHaveLength(64 + 2 * 128);
     expect(linksPerNode(model).reduce((sum, links) => sum + links.length, 0)).toBe(2 * model.linkCount);
-  });
-
-  it("paints one RGBA pixel per cell by the thresholds", () => {
-    const cells = Int32Array.from([0, 1, 2, -1, 3]);
-    const pixels = paintLinkCells(cells, [0.1, 0.85, 0.97, Number.NaN], DEFAULT_THRESHOLDS);
-    const colour = (cell: number) => Array.from(pixels.subarray(cell * 4, cell * 4 + 3));
-    expect(colour(0)).toEqual([...BAND_RGB.ok]);
-    expect(colour(1)).toEqual([...BAND_RGB.warning]);
-    expect(colour(2)).toEqual([...BAND_RGB.critical]);
-    expect(colour(3)).toEqual([...PAD_RGB]);
-    expect(colour(4)).toEqual([...EMPTY_RGB]);
-    expect(pixels[19]).toBe(255);
-    const blank = paintLinkCells(cells, null, DEFAULT_THRESHOLDS, new Uint8ClampedArray(20));
-    expect(Array.from(blank.subarray(0, 3))).toEqual([...EMPTY_RGB]);
-    expect(Array.from(paintValues([0.9], { warning: 0.5, critical: 0.95 }).subarray(0, 3))).toEqual([...BAND_RGB.warning]);
-  });
-
-  it("is fast enough for 1,280 switches x 64 ports", () => {
-    const cells = new Int32Array(1280 * 64).map((_, i) => i % 49152);
-    const values = new Float32Array(49152).map((_, i) => (i % 100) / 100);
-    const pixels = new Uint8ClampedArray(cells.length * 4);
-    const started = performance.now();
-    for (let i = 0; i < 10; i += 1) {
-      paintLinkCells(cells, values, DEFAULT_THRESHOLDS, pixels);
-    }
-    expect((performance.now() - started) / 10).toBeLessThan(50);
   });
 });
 

@@ -1,10 +1,8 @@
 // The switch views under the replay player and live telemetry, pure parts: the
-// switch x port heatmap's rows and columns from the map's layout, the leaf
-// uplink strip, and the RGBA pixels both paint from a frame's per-link
-// utilisation (one pixel per cell, one ImageData write per frame). No DOM access.
+// switch x port heatmap's rows and columns from the map's layout and the leaf
+// uplink strip (utilisationCharts.ts draws them). No DOM access.
 
 import type { MapModel } from "../map/model";
-import { PAD_RGB, paintCells, thresholdRgb, type UtilisationThresholds } from "./thresholds";
 
 /** The part of the layout these views read. */
 export type SwitchLayout = Pick<
@@ -104,36 +102,6 @@ export function portCellAt(layout: SwitchLayout, heatmap: PortHeatmap, col: numb
   const node = heatmap.rowNode[row] as number;
   const a = layout.linkA[link] as number;
   return { node, port: col, link, peer: a === node ? (layout.linkB[link] as number) : a };
-}
-
-/**
- * RGBA pixels of cells that name a layout link (or -1 for padding), coloured
- * by `utilisation[link]` under the thresholds. Writes into `pixels` (4 bytes a
- * cell) and returns it.
- */
-export function paintLinkCells(
-  cellLink: Int32Array,
-  utilisation: ArrayLike<number> | null,
-  thresholds: UtilisationThresholds,
-  pixels?: Uint8ClampedArray,
-): Uint8ClampedArray {
-  return paintCells(
-    cellLink.length,
-    (cell) => {
-      const link = cellLink[cell] as number;
-      return link < 0 ? PAD_RGB : thresholdRgb(utilisation === null ? Number.NaN : (utilisation[link] ?? Number.NaN), thresholds);
-    },
-    pixels,
-  );
-}
-
-/** RGBA pixels of one value per cell (NaN: no value). */
-export function paintValues(
-  values: ArrayLike<number>,
-  thresholds: UtilisationThresholds,
-  pixels?: Uint8ClampedArray,
-): Uint8ClampedArray {
-  return paintCells(values.length, (cell) => thresholdRgb(values[cell] as number, thresholds), pixels);
 }
 
 // ---- leaf uplink strip --------------------------------------------------

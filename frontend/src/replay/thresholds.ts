@@ -58,8 +58,6 @@ export const BAND_RGB: Readonly<Record<"ok" | "warning" | "critical", Rgb>> = {
 };
 /** Cells without a value (no such port, an undecodable byte). */
 export const EMPTY_RGB: Rgb = [226, 232, 240];
-/** The background of padding cells (a switch with fewer ports than the widest). */
-export const PAD_RGB: Rgb = [248, 250, 252];
 
 /** RGBA pixels, one opaque cell per `count`, coloured by `colourOf(cell)`: the one pixel writer of
  * the canvas views. Writes into `pixels` (4 bytes a cell) and returns it. */

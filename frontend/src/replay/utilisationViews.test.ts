@@ -5,9 +5,10 @@ import { parseFrame, type Frame } from "./frames";
 import { translator } from "../core/i18n";
 import fixture from "../map/fatTree64.fixture.json";
 import { parseLayout } from "../map/model";
-import { base64Bytes, replayFrame } from "../testing/fakes";
+import { base64Bytes, chartTexts, replayFrame } from "../testing/fakes";
 import { thresholdStore } from "./thresholds";
-import { layoutOfMap, mountUtilisationViews, rowPixels } from "./utilisationViews";
+import { heatmapHeight } from "./utilisationCharts";
+import { layoutOfMap, mountUtilisationViews } from "./utilisationViews";
 
 const model = parseLayout(fixture);
 
@@ -44,28 +45,49 @@ describe("utilisation views", () => {
     expect(root.querySelector(".util-legend-scale li")?.textContent).toBe("Below 70 %");
   });
 
-  it("sizes the heatmap and the uplink strip from the layout and charts the hottest links", () => {
+  it("draws the heatmap and the uplink bars from the layout, and charts the hottest links", () => {
     const { views, root } = mount();
-    const heatmap = root.querySelector<HTMLCanvasElement>(".util-heatmap")!;
+    const heatmap = root.querySelector<HTMLElement>(".util-heatmap")!;
     expect(heatmap.closest("figure")?.hidden).toBe(true);
     views.setLayout(layoutOfMap({ model }));
-    expect([heatmap.width, heatmap.height]).toEqual([8, 40]);
     expect(heatmap.closest("figure")?.hidden).toBe(false);
+    // 40 switches x 8 ports: few enough cells for SVG (a canvas from CANVAS_CELLS on).
+    expect(heatmap.querySelector("svg")).not.toBeNull();
+    expect(heatmap.style.height).toBe(`${String(heatmapHeight(40))}px`);
     expect(root.querySelector(".util-heatmap-tiers")?.textContent).toBe("Core: 8 rows, Spine: 16 rows, Leaf: 16 rows");
-    expect(root.querySelector<HTMLCanvasElement>(".util-strip")?.width).toBe(16);
+    const uplinks = chartTexts(root.querySelector(".util-strip"));
+    expect(uplinks).toEqual(expect.arrayContaining(["Leaf switch", "Utilisation", "0.0%", "100.0%"]));
     expect(root.querySelector(".util-series-empty")?.hasAttribute("hidden")).toBe(false);
 
     const bytes = new Array<number>(model.linkCount).fill(0);
     bytes[5] = 255;
     views.show(0, frame(bytes, [{ link: 5, from: "x", to: "y", utilization: 1, congestion: 1.2, class: "" }]));
     views.show(1, frame(bytes, []));
-    const charts = root.querySelectorAll(".util-series");
-    expect(charts).toHaveLength(1);
-    expect(charts[0]?.querySelector(".util-series-name")?.textContent).toBe("x → y (peak 100.0%)");
-    expect(charts[0]?.querySelectorAll(".util-guide")).toHaveLength(2);
-    expect(charts[0]?.querySelector(".util-series-line")?.getAttribute("d")).toMatch(/^M0\.0 0\.0L240\.0 0\.0$/);
+    const series = chartTexts(root.querySelector(".util-series-chart"));
+    expect(series).toEqual(expect.arrayContaining(["x → y (peak 100.0%)", "Frame received", "Utilisation", "warning", "critical"]));
+    expect(root.querySelector(".util-series-empty")?.hasAttribute("hidden")).toBe(true);
     views.reset();
-    expect(root.querySelectorAll(".util-series")).toHaveLength(0);
+    expect(root.querySelector(".util-series-chart svg")).toBeNull();
+    // happy-dom lays SVG out far slower than a browser: three charts redrawn per frame take seconds here.
+  }, 30000);
+
+  it("colours the port heatmap by the threshold bands, named on its scale, with labelled axes", async () => {
+    const { portHeatmapOption } = await import("./utilisationCharts");
+    const { buildPortHeatmap } = await import("./switchViews");
+    const { renderChartSvg } = await import("../charts/chart");
+    const layout = layoutOfMap({ model })!;
+    const ports = buildPortHeatmap(layout);
+    const utilisation = new Float32Array(model.linkCount).fill(0.5);
+    utilisation[0] = 0.97;
+    const option = portHeatmapOption(layout, ports, utilisation, null, { warning: 0.8, critical: 0.95 }, { t: translator("en"), numbers: numberFormatters("en") });
+    const svg = renderChartSvg(option, 800, heatmapHeight(ports.rows));
+    for (const text of ["Port (in link order)", "Switch", "Below 80 %", "80 % to 95 %", "95 % and above", layout.nodeName[ports.rowNode[0]!]!]) {
+      expect(svg).toContain(text);
+    }
+    expect(svg).toContain('fill="#bb5566"');
+    const tooltip = (option["tooltip"] as { formatter: (p: { value: number[] }) => string }).formatter;
+    const link = ports.cellLink[0]!;
+    expect(tooltip({ value: [0, 0, utilisation[link]!] })).toMatch(/port 1 → .*<br>Utilisation (97\.0|50\.0)%, congestion no value/);
   });
 
   it("draws the leaf-to-leaf matrix of frames that carry one, with labels, scale and tooltip", () => {
@@ -108,7 +130,7 @@ describe("utilisation views", () => {
     expect(layoutOfMap(null)).toBeNull();
     expect(layoutOfMap({ model: { linkCount: 4 } })).toBeNull();
     expect(layoutOfMap({ model })).toBe(model);
-    expect(rowPixels(1280)).toBe(2);
-    expect(rowPixels(10)).toBe(14);
+    expect(heatmapHeight(1280)).toBe(2480);
+    expect(heatmapHeight(10)).toBe(220);
   });
 });

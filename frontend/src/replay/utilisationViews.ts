@@ -1,33 +1,23 @@
 // The utilisation views under the replay player and live telemetry: the
 // threshold legend with its two inputs (the viewer's, in localStorage, also
-// applied to the map's overlay), the switch x port heatmap and the leaf uplink
-// strip (canvases: one ImageData write per frame, no element per cell), the
-// leaf-to-leaf traffic matrix when frames carry one (leafMatrixView.ts) and
-// small line charts of the hottest links. Thin DOM wiring over
-// switchViews.ts, linkSeries.ts and thresholds.ts.
+// applied to the map's overlay), the switch x port heatmap (ECharts on a canvas:
+// switches down, ports across, the threshold bands as its colour scale), the leaf
+// uplink bars, the leaf-to-leaf traffic matrix when frames carry one
+// (leafMatrixView.ts) and the hottest links over time in one line chart. Thin DOM
+// wiring over switchViews.ts, linkSeries.ts, thresholds.ts and utilisationCharts.ts.
 
+import { mountChart, type Chart } from "../charts/chart";
 import { element } from "../core/dom";
 import type { NumberFormatters } from "../core/format";
 import { decodeCongestion, frameUtilisation, type Frame } from "./frames";
 import type { Translate } from "../core/i18n";
 import { mountLeafMatrixView } from "./leafMatrixView";
-import { HotLinkSeries, seriesIndexAt, seriesY, type LinkSeriesView } from "./linkSeries";
+import { HotLinkSeries } from "./linkSeries";
 import { BAND_COLOURS } from "../map/overlay";
 import { tierLabel } from "../map/labels";
-import { sparklinePath } from "./replay";
-import {
-  buildPortHeatmap,
-  buildUplinkStrip,
-  linksPerNode,
-  paintLinkCells,
-  paintValues,
-  portCellAt,
-  uplinkLoads,
-  type PortHeatmap,
-  type SwitchLayout,
-  type UplinkStrip,
-} from "./switchViews";
+import { buildPortHeatmap, buildUplinkStrip, linksPerNode, uplinkLoads, type PortHeatmap, type SwitchLayout, type UplinkStrip } from "./switchViews";
 import { thresholdsFromPercent, type ThresholdStore, type UtilisationThresholds } from "./thresholds";
+import { CANVAS_CELLS, heatmapHeight, hotLinksOption, portHeatmapOption, uplinkOption } from "./utilisationCharts";
 
 export interface UtilisationViewsContext {
   readonly doc: Document;
@@ -48,38 +38,9 @@ export interface UtilisationViews {
   stop(): void;
 }
 
-const SVG = "http://www.w3.org/2000/svg";
-const CHART_WIDTH = 240;
-const CHART_HEIGHT = 48;
-
 /** A threshold as typed in the inputs: "80", "92.5". */
 function percentText(fraction: number): string {
   return String(Math.round(fraction * 1000) / 10);
-}
-
-/** CSS pixels per heatmap row: thin rows for big fabrics (the box scrolls). */
-export function rowPixels(rows: number): number {
-  return rows > 400 ? 2 : rows > 100 ? 4 : rows > 24 ? 8 : 14;
-}
-
-function svg<K extends keyof SVGElementTagNameMap>(doc: Document, tag: K, attributes: Readonly<Record<string, string>> = {}): SVGElementTagNameMap[K] {
-  const node = doc.createElementNS(SVG, tag);
-  for (const [name, value] of Object.entries(attributes)) {
-    node.setAttribute(name, value);
-  }
-  return node;
-}
-
-/** The cell under a mouse event on a canvas drawn `cols` x `rows` pixels and stretched by CSS. */
-function cellUnder(canvas: HTMLCanvasElement, event: MouseEvent, cols: number, rows: number): { col: number; row: number } | null {
-  const box = canvas.getBoundingClientRect();
-  if (box.width <= 0 || box.height <= 0) {
-    return null;
-  }
-  return {
-    col: Math.floor(((event.clientX - box.left) / box.width) * cols),
-    row: Math.floor(((event.clientY - box.top) / box.height) * rows),
-  };
 }
 
 export function mountUtilisationViews(context: UtilisationViewsContext): UtilisationViews {
@@ -96,8 +57,8 @@ export function mountUtilisationViews(context: UtilisationViewsContext): Utilisa
   ]);
 
   // ---- heatmap ------------------------------------------------------------
-  const heatCanvas = element(doc, "canvas", { class: "util-heatmap", role: "img", "aria-label": t("views.heatmapCaption") });
-  const heatBox = element(doc, "div", { class: "util-heatmap-box" }, [heatCanvas]);
+  const heatHost = element(doc, "div", { class: "util-heatmap", role: "img" });
+  const heatBox = element(doc, "div", { class: "util-heatmap-box" }, [heatHost]);
   const heatTiers = element(doc, "p", { class: "muted util-heatmap-tiers" });
   const heatFigure = element(doc, "figure", { class: "util-figure util-heatmap-figure" }, [
     element(doc, "figcaption", { class: "muted" }, [t("views.heatmapCaption")]),
@@ -106,19 +67,19 @@ export function mountUtilisationViews(context: UtilisationViewsContext): Utilisa
   ]);
 
   // ---- leaf uplink strip --------------------------------------------------
-  const stripCanvas = element(doc, "canvas", { class: "util-strip", role: "img", "aria-label": t("views.uplinkCaption") });
+  const stripHost = element(doc, "div", { class: "util-strip", role: "img" });
   const stripFigure = element(doc, "figure", { class: "util-figure util-strip-figure" }, [
     element(doc, "figcaption", { class: "muted" }, [t("views.uplinkCaption")]),
-    stripCanvas,
+    stripHost,
   ]);
 
   // ---- series ---------------------------------------------------------------
-  const seriesList = element(doc, "div", { class: "util-series-list" });
+  const seriesHost = element(doc, "div", { class: "util-series-chart", role: "img" });
   const seriesEmpty = element(doc, "p", { class: "muted util-series-empty" }, [t("views.seriesEmpty")]);
   const seriesFigure = element(doc, "figure", { class: "util-figure util-series-figure" }, [
     element(doc, "figcaption", { class: "muted" }, [t("views.seriesCaption", { frames: numbers.integer(600) })]),
     seriesEmpty,
-    seriesList,
+    seriesHost,
   ]);
 
   const tooltip = element(doc, "div", { class: "util-tooltip", role: "tooltip" });
@@ -150,8 +111,9 @@ export function mountUtilisationViews(context: UtilisationViewsContext): Utilisa
   let layout: SwitchLayout | null = null;
   let heatmap: PortHeatmap | null = null;
   let strip: UplinkStrip | null = null;
-  let heatImage: ImageData | null = null;
-  let stripImage: ImageData | null = null;
+  let heatChart: Chart | null = null;
+  let stripChart: Chart | null = null;
+  let seriesChart: Chart | null = null;
   let stripLoads: Float32Array | null = null;
   let utilisation: Float32Array | null = null;
   let congestion: Float32Array | null = null;
@@ -180,76 +142,39 @@ export function mountUtilisationViews(context: UtilisationViewsContext): Utilisa
     }
   };
 
+  const text = { t, numbers };
+
   const paintHeatmap = (): void => {
-    if (heatmap === null || heatImage === null) {
+    if (layout === null || heatmap === null || heatChart === null) {
       return;
     }
-    paintLinkCells(heatmap.cellLink, fits(utilisation) ? utilisation : null, thresholds.get(), heatImage.data);
-    heatCanvas.getContext("2d")?.putImageData(heatImage, 0, 0);
+    heatChart.update(portHeatmapOption(layout, heatmap, fits(utilisation) ? utilisation : null, fits(congestion) ? congestion : null, thresholds.get(), text));
   };
 
   const paintStrip = (): void => {
-    if (strip === null || stripImage === null) {
+    if (layout === null || strip === null || stripChart === null) {
       return;
     }
     stripLoads = fits(utilisation) ? uplinkLoads(strip, utilisation, stripLoads ?? undefined) : new Float32Array(strip.leaves.length).fill(Number.NaN);
-    paintValues(stripLoads, thresholds.get(), stripImage.data);
-    stripCanvas.getContext("2d")?.putImageData(stripImage, 0, 0);
-  };
-
-  const chart = (view: LinkSeriesView, current: UtilisationThresholds): HTMLElement => {
-    const guide = (value: number, band: "warning" | "critical"): SVGLineElement => {
-      const y = seriesY(value, CHART_HEIGHT).toFixed(1);
-      const line = svg(doc, "line", { class: `util-guide util-guide-${band}`, x1: "0", x2: String(CHART_WIDTH), y1: y, y2: y });
-      line.style.stroke = BAND_COLOURS[band];
-      return line;
-    };
-    const dot = svg(doc, "circle", { class: "util-series-dot", r: "2.5", cx: "0", cy: "0" });
-    dot.style.display = "none";
-    const picture = svg(doc, "svg", {
-      class: "util-series-chart",
-      viewBox: `0 0 ${CHART_WIDTH} ${CHART_HEIGHT}`,
-      preserveAspectRatio: "none",
-      role: "img",
-      "aria-label": t("views.seriesTitle", { from: view.from, to: view.to, peak: numbers.percent(view.peak) }),
-    });
-    picture.append(
-      guide(current.warning, "warning"),
-      guide(current.critical, "critical"),
-      svg(doc, "path", { class: "util-series-line", d: sparklinePath(view.values, CHART_WIDTH, CHART_HEIGHT) }),
-      dot,
-    );
-    const readout = element(doc, "span", { class: "util-series-value" });
-    picture.addEventListener("mousemove", (event) => {
-      const box = picture.getBoundingClientRect();
-      const index = seriesIndexAt(((event.clientX - box.left) / Math.max(1, box.width)) * CHART_WIDTH, CHART_WIDTH, view.values.length);
-      const value = view.values[index] ?? Number.NaN;
-      const position = { position: numbers.integer(index + 1), count: numbers.integer(view.values.length) };
-      readout.textContent = t("views.seriesHover", { ...position, value: Number.isNaN(value) ? t("views.noValue") : numbers.percent(value) });
-      const x = view.values.length <= 1 ? 0 : (index / (view.values.length - 1)) * CHART_WIDTH;
-      dot.setAttribute("cx", x.toFixed(1));
-      dot.setAttribute("cy", seriesY(Number.isNaN(value) ? 0 : value, CHART_HEIGHT).toFixed(1));
-      dot.style.display = Number.isNaN(value) ? "none" : "";
-    });
-    picture.addEventListener("mouseleave", () => {
-      readout.textContent = "";
-      dot.style.display = "none";
-    });
-    return element(doc, "div", { class: "util-series" }, [
-      element(doc, "div", { class: "util-series-head" }, [
-        element(doc, "span", { class: "util-series-name" }, [t("views.seriesTitle", { from: view.from, to: view.to, peak: numbers.percent(view.peak) })]),
-        " ",
-        readout,
-      ]),
-      picture,
-    ]);
+    stripChart.update(uplinkOption(layout, strip, stripLoads, thresholds.get(), text));
   };
 
   const renderSeries = (): void => {
-    const current = thresholds.get();
     const views = series.series();
-    seriesList.replaceChildren(...views.map((view) => chart(view, current)));
     seriesEmpty.hidden = views.length > 0;
+    seriesHost.hidden = views.length === 0;
+    if (views.length === 0) {
+      seriesChart?.dispose();
+      seriesChart = null;
+      seriesHost.replaceChildren();
+      return;
+    }
+    const option = hotLinksOption(views, thresholds.get(), text);
+    if (seriesChart === null) {
+      seriesChart = mountChart(seriesHost, option, "svg", 280);
+    } else {
+      seriesChart.update(option);
+    }
   };
 
   const showTooltip = (event: MouseEvent, text: string): void => {
@@ -258,55 +183,6 @@ export function mountUtilisationViews(context: UtilisationViewsContext): Utilisa
     tooltip.style.left = `${event.clientX + 12}px`;
     tooltip.style.top = `${event.clientY + 12}px`;
   };
-
-  const value = (values: Float32Array | null, link: number): string => {
-    const v = fits(values) ? (values[link] ?? Number.NaN) : Number.NaN;
-    return Number.isNaN(v) ? t("views.noValue") : numbers.percent(v);
-  };
-
-  heatCanvas.addEventListener("mousemove", (event) => {
-    if (layout === null || heatmap === null) {
-      return;
-    }
-    const at = cellUnder(heatCanvas, event, heatmap.cols, heatmap.rows);
-    const cell = at === null ? null : portCellAt(layout, heatmap, at.col, at.row);
-    if (cell === null) {
-      tooltip.hidden = true;
-      return;
-    }
-    showTooltip(
-      event,
-      t("views.portTooltip", {
-        switch: layout.nodeName[cell.node] ?? "",
-        tier: tierLabel(layout.nodeTier[cell.node] ?? null, t),
-        port: numbers.integer(cell.port + 1),
-        peer: layout.nodeName[cell.peer] ?? "",
-        utilisation: value(utilisation, cell.link),
-        congestion: value(congestion, cell.link),
-      }),
-    );
-  });
-  stripCanvas.addEventListener("mousemove", (event) => {
-    if (layout === null || strip === null) {
-      return;
-    }
-    const at = cellUnder(stripCanvas, event, strip.leaves.length, 1);
-    const leaf = at === null ? undefined : strip.leaves[at.col];
-    if (at === null || leaf === undefined || at.col < 0) {
-      tooltip.hidden = true;
-      return;
-    }
-    const load = stripLoads?.[at.col] ?? Number.NaN;
-    showTooltip(
-      event,
-      t("views.uplinkTooltip", { leaf: layout.nodeName[leaf] ?? "", utilisation: Number.isNaN(load) ? t("views.noValue") : numbers.percent(load) }),
-    );
-  });
-  for (const canvas of [heatCanvas, stripCanvas]) {
-    canvas.addEventListener("mouseleave", () => {
-      tooltip.hidden = true;
-    });
-  }
 
   const onInput = (): void => {
     const wanted = thresholdsFromPercent(Number.parseFloat(warningInput.value), Number.parseFloat(criticalInput.value));
@@ -330,9 +206,11 @@ export function mountUtilisationViews(context: UtilisationViewsContext): Utilisa
       layout = wanted;
       heatmap = null;
       strip = null;
-      heatImage = null;
-      stripImage = null;
       stripLoads = null;
+      heatChart?.dispose();
+      stripChart?.dispose();
+      heatChart = null;
+      stripChart = null;
       if (wanted !== null) {
         const ports = linksPerNode(wanted);
         heatmap = buildPortHeatmap(wanted, ports);
@@ -342,11 +220,8 @@ export function mountUtilisationViews(context: UtilisationViewsContext): Utilisa
       const hasStrip = strip !== null && strip.leaves.length > 0;
       heatFigure.hidden = !hasHeat;
       stripFigure.hidden = !hasStrip;
-      if (hasHeat && heatmap !== null && wanted !== null) {
-        heatCanvas.width = heatmap.cols;
-        heatCanvas.height = heatmap.rows;
-        heatCanvas.style.height = `${heatmap.rows * rowPixels(heatmap.rows)}px`;
-        heatImage = heatCanvas.getContext("2d")?.createImageData(heatmap.cols, heatmap.rows) ?? null;
+      if (hasHeat && heatmap !== null) {
+        heatChart = mountChart(heatHost, {}, heatmap.rows * heatmap.cols > CANVAS_CELLS ? "canvas" : "svg", heatmapHeight(heatmap.rows));
         heatTiers.textContent = heatmap.tierStarts
           .map(({ tier, row }, i) => {
             const end = heatmap?.tierStarts[i + 1]?.row ?? heatmap?.rows ?? row;
@@ -355,9 +230,7 @@ export function mountUtilisationViews(context: UtilisationViewsContext): Utilisa
           .join(t("list.separator"));
       }
       if (hasStrip && strip !== null) {
-        stripCanvas.width = strip.leaves.length;
-        stripCanvas.height = 1;
-        stripImage = stripCanvas.getContext("2d")?.createImageData(strip.leaves.length, 1) ?? null;
+        stripChart = mountChart(stripHost, {}, "svg", 220);
       }
       paintHeatmap();
       paintStrip();
@@ -382,6 +255,9 @@ export function mountUtilisationViews(context: UtilisationViewsContext): Utilisa
     },
     stop() {
       unsubscribe();
+      for (const chart of [heatChart, stripChart, seriesChart]) {
+        chart?.dispose();
+      }
     },
   };
 }
