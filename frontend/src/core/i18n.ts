@@ -393,6 +393,9 @@ const en = {
   "views.utilisationAxis": "Utilisation",
   "views.warningGuide": "warning",
   "views.criticalGuide": "critical",
+  "replay.frameAxis": "Frame",
+  "replay.busiestAxis": "Busiest link",
+  "replay.busiestSeries": "Busiest link's utilisation",
 } as const;
 
 export type MessageKey = keyof typeof en;
@@ -789,6 +792,9 @@ const zhHans: Record<MessageKey, string> = {
   "views.utilisationAxis": "利用率",
   "views.warningGuide": "警告",
   "views.criticalGuide": "严重",
+  "replay.frameAxis": "帧",
+  "replay.busiestAxis": "最繁忙链路",
+  "replay.busiestSeries": "最繁忙链路的利用率",
 };
 
 export type Language = "en" | "zh-hans";

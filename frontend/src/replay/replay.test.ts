@@ -7,8 +7,6 @@ import {
   localPace,
   nextIndex,
   parseReplaySummary,
-  sparklinePath,
-  sparklineX,
 } from "./replay";
 import { REPLAY_SUMMARY } from "../testing/fakes";
 
@@ -69,13 +67,5 @@ describe("player helpers", () => {
     expect(nextIndex(9, 1, 10, true)).toBe(0);
     expect(nextIndex(0, 1, 0, true)).toBeNull();
     expect([clampIndex(-3, 10), clampIndex(4.4, 10), clampIndex(42, 10), clampIndex(3, 0)]).toEqual([0, 4, 9, 0]);
-  });
-
-  it("draws the frames seen so far, with gaps", () => {
-    const values = [0, 0.5, Number.NaN, 1, Number.NaN];
-    expect(sparklinePath(values, 40, 10)).toBe("M0.0 10.0L10.0 5.0M30.0 0.0h1");
-    expect(sparklinePath([Number.NaN, Number.NaN], 40, 10)).toBe("");
-    expect(sparklinePath([2, -1], 10, 10)).toBe("M0.0 0.0L10.0 10.0");
-    expect([sparklineX(0, 5, 40), sparklineX(4, 5, 40), sparklineX(0, 1, 40)]).toEqual([0, 40, 0]);
   });
 });

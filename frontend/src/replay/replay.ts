@@ -1,6 +1,6 @@
 // The "replay" run: the shape of its result (twin/replay/summary.py's
 // replay_summary) and the pure parts of the player: speeds, frame URLs, the
-// pace of playback without websockets and the sparkline. No DOM access.
+// pace of playback without websockets. No DOM access.
 
 import { finite, isRecord } from "../core/json";
 
@@ -215,40 +215,4 @@ export function nextIndex(index: number, step: number, frames: number, loop: boo
 
 export function clampIndex(index: number, frames: number): number {
   return Math.min(Math.max(0, Math.round(index)), Math.max(0, frames - 1));
-}
-
-/**
- * SVG path data of the values seen so far (NaN = not seen), x by frame index
- * over `width`, y = 0..1 over `height` (1 at the top). Gaps break the line; a
- * lone point is drawn as a short tick.
- */
-export function sparklinePath(values: ArrayLike<number>, width: number, height: number): string {
-  const span = Math.max(1, values.length - 1);
-  const parts: string[] = [];
-  let previous = false;
-  for (let i = 0; i < values.length; i += 1) {
-    const value = values[i] as number;
-    if (Number.isNaN(value)) {
-      previous = false;
-      continue;
-    }
-    const x = ((i / span) * width).toFixed(1);
-    const y = ((1 - Math.min(1, Math.max(0, value))) * height).toFixed(1);
-    const seenNext = i + 1 < values.length && !Number.isNaN(values[i + 1] as number);
-    if (previous) {
-      parts.push(`L${x} ${y}`);
-    } else if (seenNext) {
-      parts.push(`M${x} ${y}`);
-    } else {
-      // A point with no neighbour: a short horizontal tick so it shows.
-      parts.push(`M${x} ${y}h1`);
-    }
-    previous = true;
-  }
-  return parts.join("");
-}
-
-/** The x of frame `index` on the sparkline. */
-export function sparklineX(index: number, frames: number, width: number): number {
-  return frames <= 1 ? 0 : (index / (frames - 1)) * width;
 }

@@ -11,8 +11,10 @@
 // over HTTP on its own, for everyone: slider, play at the chosen speed, loop.
 //
 // Each frame colours the map's links (setLinkUtilisation) and fills the
-// hottest-links table, the event counts and a sparkline of the busiest link.
+// hottest-links table, the event counts and the busiest link per frame (a line chart).
 
+import { mountChart, type Chart } from "../charts/chart";
+import { lineChartOption } from "../charts/options";
 import { element } from "../core/dom";
 import { formatDuration, type NumberFormatters } from "../core/format";
 import { SeqGate, frameUtilisation, mismatchNote, parseFrameAnswer, parseReplayMessage, type Frame, type ReplayState } from "./frames";
@@ -28,8 +30,6 @@ import {
   isReplaySpeed,
   localPace,
   nextIndex,
-  sparklinePath,
-  sparklineX,
 } from "./replay";
 import type { FrameMap } from "../map/overlaySlot";
 import type { ThresholdStore } from "./thresholds";
@@ -62,9 +62,6 @@ export interface ReplayPlayer {
 export const CONNECT_GRACE_MS = 2000;
 /** How long a paused live player waits for the server's pushed frame before fetching it. */
 export const LIVE_FETCH_GRACE_MS = 400;
-const SPARK_WIDTH = 300;
-const SPARK_HEIGHT = 36;
-const SVG = "http://www.w3.org/2000/svg";
 
 /** The speed's label: "0.25×" … "64×", or "max". */
 export function speedLabel(speed: number, t: Translate): string {
@@ -116,23 +113,12 @@ export function mountReplayPlayer(host: HTMLElement, context: ReplayPlayerContex
   modeNote.hidden = true;
   const problem = element(doc, "p", { class: "error-text replay-error", role: "alert" });
   problem.hidden = true;
-  const sparkLine = doc.createElementNS(SVG, "path");
-  sparkLine.setAttribute("class", "replay-spark-line");
-  const sparkCursor = doc.createElementNS(SVG, "line");
-  sparkCursor.setAttribute("class", "replay-spark-cursor");
-  sparkCursor.setAttribute("y1", "0");
-  sparkCursor.setAttribute("y2", String(SPARK_HEIGHT));
-  const spark = doc.createElementNS(SVG, "svg");
-  spark.setAttribute("class", "replay-spark");
-  spark.setAttribute("viewBox", `0 0 ${SPARK_WIDTH} ${SPARK_HEIGHT}`);
-  spark.setAttribute("preserveAspectRatio", "none");
-  spark.setAttribute("role", "img");
-  spark.setAttribute("aria-label", t("replay.sparkline"));
-  spark.append(sparkLine, sparkCursor);
+  const sparkHost = element(doc, "div", { class: "replay-spark", role: "img" });
   const sparkFigure = element(doc, "figure", { class: "replay-spark-figure" }, [
     element(doc, "figcaption", { class: "muted" }, [t("replay.sparkline")]),
+    sparkHost,
   ]);
-  sparkFigure.append(spark);
+  let sparkChart: Chart | null = null;
   const events = element(doc, "p", { class: "replay-events" });
   const topBody = element(doc, "tbody");
   const topTable = element(doc, "table", { class: "data replay-top" }, [
@@ -196,10 +182,18 @@ export function mountReplayPlayer(host: HTMLElement, context: ReplayPlayerContex
   };
 
   const renderSpark = (index: number): void => {
-    sparkLine.setAttribute("d", sparklinePath(series, SPARK_WIDTH, SPARK_HEIGHT));
-    const x = sparklineX(index, frames, SPARK_WIDTH).toFixed(1);
-    sparkCursor.setAttribute("x1", x);
-    sparkCursor.setAttribute("x2", x);
+    const option = lineChartOption({
+      title: t("replay.sparkline"),
+      x: { name: t("replay.frameAxis"), format: (value) => numbers.integer(value), log: false, min: 1, max: Math.max(1, frames) },
+      y: { name: t("replay.busiestAxis"), format: (value) => numbers.percent(value), log: false, min: 0, max: 1 },
+      series: [{ name: t("replay.busiestSeries"), points: Array.from(series, (value, at) => [at + 1, value] as const) }],
+      marker: { x: index + 1, label: positionText(index) },
+    });
+    if (sparkChart === null) {
+      sparkChart = mountChart(sparkHost, option, "svg", 180);
+    } else {
+      sparkChart.update(option);
+    }
   };
 
   const renderFrame = (index: number, frame: Frame): void => {
@@ -592,6 +586,7 @@ export function mountReplayPlayer(host: HTMLElement, context: ReplayPlayerContex
       socket?.stop();
       context.slot?.release(holder);
       views?.stop();
+      sparkChart?.dispose();
     },
   };
 }
