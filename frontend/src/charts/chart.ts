@@ -14,7 +14,11 @@ export type ChartRenderer = "svg" | "canvas";
 
 export interface Chart {
   readonly element: HTMLElement;
-  /** Replaces what the chart shows. */
+  /**
+   * Shows `option` from the next animation frame on: axes, legend and scale are updated in
+   * place, the series replaced. Updates that come faster than the page can draw (a replay at
+   * 10 frames a second on a slow machine) are drawn once, the newest, so the page stays responsive.
+   */
   update(option: Record<string, unknown>): void;
   dispose(): void;
 }
@@ -32,7 +36,7 @@ export function mountChart(host: HTMLElement, option: Record<string, unknown>, r
   return {
     element: host,
     update(next) {
-      chart.setOption(next, { notMerge: true });
+      chart.setOption(next, { replaceMerge: ["series"], lazyUpdate: true });
     },
     dispose() {
       observer?.disconnect();

@@ -4,7 +4,7 @@ import type { LinkValues } from "../map/overlay";
 import { overlaySlot } from "../map/overlaySlot";
 import { CONNECT_GRACE_MS, LIVE_FETCH_GRACE_MS, mountReplayPlayer } from "./replayPlayer";
 import type { FrameMap } from "../map/overlaySlot";
-import { base64Bytes, chartTexts, FakeTimers, FakeWebSocket, replayFrame, runWidgetHarness, settle } from "../testing/fakes";
+import { base64Bytes, chartTexts, chartsDrawn, FakeTimers, FakeWebSocket, replayFrame, runWidgetHarness, settle } from "../testing/fakes";
 import { thresholdStore } from "./thresholds";
 
 /** Records what the player asks of the map. */
@@ -105,6 +105,7 @@ describe("replay player, live", () => {
     expect(text(".replay-events")).toBe("24,576 of 24,592 events done, 2 running, busiest link 100.0%");
     const rows = [...host.querySelectorAll(".replay-top tbody tr")].map((row) => [...row.querySelectorAll("td")].map((cell) => cell.textContent));
     expect(rows[0]).toEqual(["spine-04", "leaf-29", "leaf-spine (scale-up)", "100.0%", "155.5%"]);
+    await chartsDrawn();
     const busiest = chartTexts(host.querySelector(".replay-spark"));
     expect(busiest).toEqual(expect.arrayContaining(["Frame", "Busiest link", "Frame 1 of 600", "100.0%"]));
     expect(host.querySelector(".replay-viewer-note")?.hasAttribute("hidden")).toBe(true);

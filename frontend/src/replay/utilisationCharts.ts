@@ -38,7 +38,7 @@ function valueText(values: ArrayLike<number> | null, link: number, { t, numbers 
 }
 
 /** Above this many cells the heatmap draws on a canvas, which repaints them without an element each. */
-export const CANVAS_CELLS = 4096;
+export const CANVAS_CELLS = 1024;
 
 /** CSS pixels of the heatmap chart: its rows (thinner for big fabrics), plus the axes. */
 export function heatmapHeight(rows: number): number {

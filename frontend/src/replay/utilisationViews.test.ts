@@ -5,7 +5,7 @@ import { parseFrame, type Frame } from "./frames";
 import { translator } from "../core/i18n";
 import fixture from "../map/fatTree64.fixture.json";
 import { parseLayout } from "../map/model";
-import { base64Bytes, chartTexts, replayFrame } from "../testing/fakes";
+import { base64Bytes, chartTexts, chartsDrawn, replayFrame } from "../testing/fakes";
 import { thresholdStore } from "./thresholds";
 import { heatmapHeight } from "./utilisationCharts";
 import { layoutOfMap, mountUtilisationViews } from "./utilisationViews";
@@ -45,16 +45,17 @@ describe("utilisation views", () => {
     expect(root.querySelector(".util-legend-scale li")?.textContent).toBe("Below 70 %");
   });
 
-  it("draws the heatmap and the uplink bars from the layout, and charts the hottest links", () => {
+  it("draws the heatmap and the uplink bars from the layout, and charts the hottest links", async () => {
     const { views, root } = mount();
     const heatmap = root.querySelector<HTMLElement>(".util-heatmap")!;
     expect(heatmap.closest("figure")?.hidden).toBe(true);
     views.setLayout(layoutOfMap({ model }));
     expect(heatmap.closest("figure")?.hidden).toBe(false);
-    // 40 switches x 8 ports: few enough cells for SVG (a canvas from CANVAS_CELLS on).
+    // 40 switches x 8 ports: few enough cells for SVG (a canvas above CANVAS_CELLS).
     expect(heatmap.querySelector("svg")).not.toBeNull();
     expect(heatmap.style.height).toBe(`${String(heatmapHeight(40))}px`);
     expect(root.querySelector(".util-heatmap-tiers")?.textContent).toBe("Core: 8 rows, Spine: 16 rows, Leaf: 16 rows");
+    await chartsDrawn();
     const uplinks = chartTexts(root.querySelector(".util-strip"));
     expect(uplinks).toEqual(expect.arrayContaining(["Leaf switch", "Utilisation", "0.0%", "100.0%"]));
     expect(root.querySelector(".util-series-empty")?.hasAttribute("hidden")).toBe(false);
@@ -63,6 +64,7 @@ describe("utilisation views", () => {
     bytes[5] = 255;
     views.show(0, frame(bytes, [{ link: 5, from: "x", to: "y", utilization: 1, congestion: 1.2, class: "" }]));
     views.show(1, frame(bytes, []));
+    await chartsDrawn();
     const series = chartTexts(root.querySelector(".util-series-chart"));
     expect(series).toEqual(expect.arrayContaining(["x → y (peak 100.0%)", "Frame received", "Utilisation", "warning", "critical"]));
     expect(root.querySelector(".util-series-empty")?.hasAttribute("hidden")).toBe(true);

@@ -7,7 +7,7 @@ import { mountLiveTelemetry } from "../live/liveTelemetry";
 import type { LinkValues } from "../map/overlay";
 import { overlaySlot } from "../map/overlaySlot";
 import type { FrameMap } from "../map/overlaySlot";
-import { base64Bytes, chartTexts, replayFrame, settle } from "../testing/fakes";
+import { base64Bytes, chartTexts, chartsDrawn, replayFrame, settle } from "../testing/fakes";
 import { thresholdStore, type UtilisationThresholds } from "./thresholds";
 
 class ThresholdMap implements FrameMap {
@@ -44,6 +44,7 @@ describe("live telemetry with the utilisation views", () => {
     expect(views.hidden).toBe(false);
     const top = [{ link: 0, from: "leaf-1", to: "spine-1", utilization: 1, congestion: 1.5, class: "leaf-spine" }];
     telemetry.offer({ seq: 1, frame: parseLike(top) });
+    await chartsDrawn();
     expect(chartTexts(views.querySelector(".util-series-chart"))).toContain("leaf-1 → spine-1 (peak 100.0%)");
     telemetry.setOn(false);
     expect(views.hidden).toBe(true);

@@ -427,6 +427,13 @@ export const FAILURES_RESULT = {
   link_impact: [{ link: 12, a: "leaf-03", a_port: "1", b: "spine-00", b_port: "4", bytes: 4e9, cards_cut_off: 0, cards_routed: 64, impact: 2.56e11 }],
 };
 
+/** Waits until charts have drawn their updates (they draw on the next animation frame). */
+export function chartsDrawn(): Promise<void> {
+  return new Promise((resolve) => {
+    setTimeout(resolve, 60);
+  });
+}
+
 /** The texts a chart under `root` draws (axis names, tick labels, legend), in drawing order. */
 export function chartTexts(root: Element | null | undefined): string[] {
   return [...(root?.querySelectorAll("svg text") ?? [])].map((text) => text.textContent ?? "").filter((text) => text !== "");
