@@ -12,12 +12,15 @@ use([BarChart, LineChart, HeatmapChart, GridComponent, LegendComponent, TooltipC
 
 export type ChartRenderer = "svg" | "canvas";
 
+/** The shortest time between two draws of one chart. */
+export const MIN_DRAW_INTERVAL_MS = 500;
+
 export interface Chart {
   readonly element: HTMLElement;
   /**
-   * Shows `option` from the next animation frame on: axes, legend and scale are updated in
-   * place, the series replaced. Updates that come faster than the page can draw (a replay at
-   * 10 frames a second on a slow machine) are drawn once, the newest, so the page stays responsive.
+   * Shows `option`: axes, legend and scale are updated in place, the series replaced. At most
+   * one draw every MIN_DRAW_INTERVAL_MS: updates that come faster (a replay at 10 frames a
+   * second) are drawn once, the newest, so the page stays responsive on a slow machine.
    */
   update(option: Record<string, unknown>): void;
   dispose(): void;
@@ -33,12 +36,27 @@ export function mountChart(host: HTMLElement, option: Record<string, unknown>, r
   chart.setOption(option);
   const observer = typeof ResizeObserver === "undefined" ? null : new ResizeObserver(() => chart.resize({ width: "auto", height }));
   observer?.observe(host);
+  let drawnAt = performance.now();
+  let pending: Record<string, unknown> | null = null;
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  const draw = (): void => {
+    timer = null;
+    if (pending !== null) {
+      chart.setOption(pending, { replaceMerge: ["series"] });
+      pending = null;
+      drawnAt = performance.now();
+    }
+  };
   return {
     element: host,
     update(next) {
-      chart.setOption(next, { replaceMerge: ["series"], lazyUpdate: true });
+      pending = next;
+      timer ??= setTimeout(draw, Math.max(0, drawnAt + MIN_DRAW_INTERVAL_MS - performance.now()));
     },
     dispose() {
+      if (timer !== null) {
+        clearTimeout(timer);
+      }
       observer?.disconnect();
       chart.dispose();
     },

@@ -1,6 +1,7 @@
 // Test doubles for the injectable seams: timers, sockets, the JSON client.
 // Nothing here is bundled; only tests import it.
 
+import { MIN_DRAW_INTERVAL_MS } from "../charts/chart";
 import { numberFormatters } from "../core/format";
 import type { JsonClient } from "../core/http";
 import { translator } from "../core/i18n";
@@ -427,10 +428,10 @@ export const FAILURES_RESULT = {
   link_impact: [{ link: 12, a: "leaf-03", a_port: "1", b: "spine-00", b_port: "4", bytes: 4e9, cards_cut_off: 0, cards_routed: 64, impact: 2.56e11 }],
 };
 
-/** Waits until charts have drawn their updates (they draw on the next animation frame). */
+/** Waits until charts have drawn their updates (at most one draw every MIN_DRAW_INTERVAL_MS). */
 export function chartsDrawn(): Promise<void> {
   return new Promise((resolve) => {
-    setTimeout(resolve, 60);
+    setTimeout(resolve, MIN_DRAW_INTERVAL_MS + 50);
   });
 }
 
