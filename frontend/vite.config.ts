@@ -11,6 +11,8 @@ export default defineConfig({
     // With code splitting on, an IIFE build injects the CSS from JavaScript;
     // off, it is extracted into the one stylesheet the templates link.
     cssCodeSplit: false,
+    // One bundle on purpose (an air-gapped product, no chunk loading); ECharts makes it ~0.9 MB.
+    chunkSizeWarningLimit: 1200,
     rolldownOptions: {
       input: "src/main.ts",
       output: {

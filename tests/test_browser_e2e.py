@@ -42,6 +42,11 @@ def wait_until(page, expression: str, timeout_ms: int) -> None:
         page.wait_for_timeout(100)
 
 
+def chart_texts(page, selector: str) -> list[str]:
+    """The texts an ECharts chart under `selector` draws (axis names, ticks, legend), as a user reads them."""
+    return page.eval_on_selector(selector, "el => [...el.querySelectorAll('svg text')].map((text) => text.textContent.trim()).filter(Boolean)")
+
+
 def log_in(page, base_url: str) -> None:
     page.goto(base_url + "/")
     assert "/login/" in page.url
@@ -72,6 +77,8 @@ def test_login_run_and_redis_outage(tmp_path, stack_database_url, browser):
             assert page.get_attribute(".run-widget .run-progress", "value") == "100"
             assert "523,776" in page.inner_text(".run-widget .run-result").replace("\u202f", ",").replace(" ", ",")
             assert int(page.get_attribute(".run-widget", "data-frames")) >= 1
+            histogram = chart_texts(page, ".run-widget .hop-histogram")
+            assert {"Hops (switches crossed)", "Card pairs", "1", "3"} <= set(histogram), histogram
             assert any('"status": "succeeded"' in f or '"status":"succeeded"' in f for f in frames), frames
             page.wait_for_timeout(500)  # let the progress bar finish its CSS transition for the picture
             ARTIFACTS.mkdir(exist_ok=True)
@@ -223,17 +230,29 @@ def test_replay_player_and_whatif_report_from_the_fabric_page(tmp_path, stack_da
             page.fill("#replay-form [name=model_params]", "1e9")
             page.fill("#replay-form [name=tp]", "8")
             page.fill("#replay-form [name=dp]", "16")
+            page_errors: list[str] = []
+            page.on("pageerror", lambda error: page_errors.append(str(error)))
             page.click("#replay-form button[type=submit]")
-            page.wait_for_selector(".run-widget[data-status=succeeded]", timeout=120000)
-            page.reload()
+            page.wait_for_selector(".run-widget:is([data-status=succeeded], [data-status=failed])", timeout=240000)
+            assert page.get_attribute(".run-widget", "data-status") == "succeeded", (page.inner_text(".run-widget"), page_errors)
+            # No reload: the player mounts itself when the replay is computed.
             page.wait_for_selector("#replay-player .replay-play", timeout=20000)
+            operations = chart_texts(page, ".run-result .replay-operations-chart")
+            assert {"Time", "In the replay", "Alone on the fabric"} <= set(operations), operations
             page.select_option("#replay-player .replay-speed", value="0")  # every frame, 10 a second
             page.click("#replay-player .replay-play")
             wait_until(page, "Number(document.querySelector('#replay-player .replay-timeline').value) >= 5", timeout_ms=30000)
             page.click("#replay-player .replay-play")  # pause
             page.wait_for_timeout(500)
-            assert 5 <= int(page.eval_on_selector("#replay-player .replay-timeline", "el => el.value")) < 100
+            paused_at = int(page.eval_on_selector("#replay-player .replay-timeline", "el => el.value"))
+            page.wait_for_timeout(1000)
+            # Paused: the shared player stays where it is (how far it got depends on the machine's load).
+            assert 5 <= paused_at == int(page.eval_on_selector("#replay-player .replay-timeline", "el => el.value"))
             assert page.locator("#replay-player .replay-top tbody tr").count() > 0
+            # 48 switches x 64 ports draw on a canvas (its axes and banded scale: utilisationViews.test.ts).
+            assert page.locator("#replay-player .util-heatmap canvas").count() >= 1
+            hottest = chart_texts(page, "#replay-player .util-series-chart")
+            assert {"Frame received", "Utilisation", "warning", "critical"} <= set(hottest) and any("→" in text for text in hottest), hottest
             page.evaluate("window.scrollTo(0, 0)")  # sticky table headers keep a scrolled page's offset in full-page pictures
             page.screenshot(path=str(ARTIFACTS / "replay-player.png"), full_page=True)
 
@@ -243,8 +262,14 @@ def test_replay_player_and_whatif_report_from_the_fabric_page(tmp_path, stack_da
                 page.uncheck(f"#whatif-form input[value={design}]")
             page.click("#whatif-form button[type=submit]")
             page.wait_for_selector(".run-widget[data-status=succeeded]", timeout=240000)
-            page.reload()
-            page.click("#whatif-links a:text('Open the report')")
+            # The result view, live: the knee or its absence, busbw against cards, the stages; no JSON dump.
+            assert page.inner_text(".run-result .whatif-headline")
+            assert page.locator(".run-result .whatif-stages tbody tr").count() == 3  # 1x and 2x rebuilt, and as uploaded
+            busbw = chart_texts(page, ".run-result .whatif-busbw")
+            assert {"Cards", "busbw (GB/s)", "one-supernode"} <= set(busbw), busbw
+            assert page.evaluate("document.documentElement.scrollHeight") < 4000
+            page.screenshot(path=str(ARTIFACTS / "whatif-result.png"), full_page=True)
+            page.click(".run-result .whatif-links a:text('Open the report')")
             page.wait_for_selector("#whatif-report svg", timeout=20000)
             page.screenshot(path=str(ARTIFACTS / "whatif-report.png"), full_page=True)
     finally:
@@ -286,6 +311,8 @@ def test_placement_failure_and_collective_forms_from_the_fabric_page(tmp_path, s
             assert [row.split()[0] for row in rows] and {row.split()[0] for row in rows} == {"naive", "aware"}, rows
             assert all(DURATION.search(row) for row in rows), rows
             assert DURATION.search(page.inner_text(".run-result .placement-headline"))
+            per_dimension = chart_texts(page, ".run-result .placement-chart")
+            assert {"Time per step", "naive", "aware", "TP", "DP"} <= set(per_dimension), per_dimension
             page.screenshot(path=str(ARTIFACTS / "placement-result.png"), full_page=True)
 
             page.goto(fabric_url)
@@ -304,6 +331,10 @@ def test_placement_failure_and_collective_forms_from_the_fabric_page(tmp_path, s
             page.wait_for_selector("#collective-slot .run-widget[data-status=succeeded]", timeout=120000)
             assert DURATION.search(page.inner_text("#collective-slot .coll-headline"))
             assert page.locator("#collective-slot .coll-links tbody tr").count() > 0
+            algorithms = chart_texts(page, "#collective-slot .coll-candidates")
+            assert {"Algorithm", "Time", "ring"} <= set(algorithms), algorithms
+            assert not any(re.search(r"\de[+-]\d", text) for text in algorithms), algorithms
+            page.screenshot(path=str(ARTIFACTS / "collective-result.png"), full_page=True)
             assert page.locator(".banner-error").count() == 0
     finally:
         redis.stop()

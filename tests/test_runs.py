@@ -153,3 +153,27 @@ def test_operators_cancel_only_their_own_runs_and_admins_any(make_user, small_sn
     assert b'data-can-cancel="true"' in logged_in_client(alice).get(f"/runs/{alices.pk}/").content
     assert logged_in_client(alice).post(f"/api/runs/{alices.pk}/cancel/").json()["error"] == "Cancelled by alice."
     assert logged_in_client(admin).post(f"/api/runs/{bobs.pk}/cancel/").json()["status"] == "cancelled"
+
+
+@pytest.mark.django_db
+def test_a_replay_page_holds_its_player_until_the_replay_is_computed(viewer_client, small_snapshot):
+    """The player's place is on the page from the start; the page mounts it when the run succeeds
+    (frontend/src/app.ts), so nobody has to reload. A finished replay's player mounts at once."""
+    from twin.simulations.models import ReplayPlayback
+
+    run = Run.objects.create(kind=RunKind.REPLAY, snapshot=small_snapshot, params={"training": {"tp": 2, "dp": 2}})
+    pending = viewer_client.get(f"/runs/{run.pk}/").content.decode()
+    assert 'id="replay-player"' in pending and 'data-await-run="true"' in pending and 'data-frames=""' in pending
+    assert "reload" not in pending
+    ReplayPlayback.objects.create(run=run, frames=42)
+    done = viewer_client.get(f"/runs/{run.pk}/").content.decode()
+    assert 'data-frames="42"' in done and "data-await-run" not in done
+
+
+@pytest.mark.django_db
+def test_a_whatif_page_leaves_its_report_links_to_the_result_view(viewer_client, small_snapshot):
+    """The links to the report come with the result view once the run has succeeded (live), so the
+    server no longer renders a "reload the page" note or a second set of links."""
+    run = Run.objects.create(kind=RunKind.WHATIF, snapshot=small_snapshot)
+    page = viewer_client.get(f"/runs/{run.pk}/").content.decode()
+    assert 'class="run-widget"' in page and "whatif-links" not in page and "reload" not in page

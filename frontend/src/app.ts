@@ -1,26 +1,26 @@
 // Page bootstrap: reads the contract attributes the Django templates render
 // and wires each feature that is present on the page.
 
-import { wireCollectiveForm } from "./collectiveForm";
-import { submitOnChange } from "./dom";
-import { mountFabricLive } from "./fabricLive";
-import { numberFormatters } from "./format";
-import { jsonClient, readCookie } from "./http";
-import { INTL_LOCALE, resolveLanguage, translator } from "./i18n";
-import { liveStatusForPage } from "./liveStatus";
-import { mountLiveTelemetry } from "./liveTelemetry";
-import { overlaySlot } from "./overlaySlot";
-import { openBrowserSocket } from "./reconnectingSocket";
-import { mountReplayPlayer } from "./replayPlayer";
-import { runMapMarks } from "./runMarks";
-import { runOverlay } from "./runOverlay";
-import { canCancelRuns } from "./runState";
-import { mountRunWidget, type RunWidgetContext } from "./runWidget";
-import { wireStartButton } from "./startRun";
-import { bindMapThresholds, thresholdStore, type ThresholdStorage } from "./thresholds";
+import { wireCollectiveForm } from "./runs/collectiveForm";
+import { submitOnChange } from "./core/dom";
+import { mountFabricLive } from "./live/fabricLive";
+import { numberFormatters } from "./core/format";
+import { jsonClient, readCookie } from "./core/http";
+import { INTL_LOCALE, resolveLanguage, translator } from "./core/i18n";
+import { liveStatusForPage } from "./live/liveStatus";
+import { mountLiveTelemetry } from "./live/liveTelemetry";
+import { overlaySlot } from "./map/overlaySlot";
+import { openBrowserSocket } from "./core/reconnectingSocket";
+import { mountReplayPlayer } from "./replay/replayPlayer";
+import { runMapMarks } from "./runs/runMarks";
+import { runOverlay } from "./runs/runOverlay";
+import { canCancelRuns } from "./runs/runState";
+import { mountRunWidget, type RunListener, type RunWidgetContext } from "./runs/runWidget";
+import { wireStartButton } from "./runs/startRun";
+import { bindMapThresholds, thresholdStore, type ThresholdStorage } from "./replay/thresholds";
 import { mountMapFromPage } from "./map/mountFromPage";
-import { localizeTimes } from "./times";
-import { browserTimers } from "./timers";
+import { localizeTimes } from "./core/times";
+import { browserTimers } from "./core/timers";
 import { browserSendForm } from "./upload/sendForm";
 import { wireUploadForm } from "./upload/uploadForm";
 
@@ -60,8 +60,23 @@ export function startApp(doc: Document): void {
     canCancel: canCancelRuns(doc.body.dataset["userRole"]),
     marks: fabricMap === null ? undefined : runMapMarks({ t, numbers, http, map }),
   };
+  const replayPlayer = doc.getElementById("replay-player");
+  const mountPlayer = (host: HTMLElement) => mountReplayPlayer(host, { ...runContext, map, slot, thresholds });
+  // A replay still being computed: its player mounts itself once the page's run has succeeded.
+  let onPageRun: RunListener | undefined;
+  if (replayPlayer !== null && replayPlayer.dataset["awaitRun"] === "true") {
+    onPageRun = (run) => {
+      if (run.status === "succeeded" && replayPlayer.dataset["awaitRun"] === "true") {
+        delete replayPlayer.dataset["awaitRun"];
+        replayPlayer.replaceChildren();
+        mountPlayer(replayPlayer);
+      }
+    };
+  } else if (replayPlayer !== null) {
+    mountPlayer(replayPlayer);
+  }
   for (const widget of doc.querySelectorAll<HTMLElement>(".run-widget")) {
-    mountRunWidget(widget, runContext);
+    mountRunWidget(widget, runContext, undefined, onPageRun);
   }
 
   const startButton = doc.getElementById("start-hop-stats");
@@ -75,11 +90,6 @@ export function startApp(doc: Document): void {
   if (collectiveForm instanceof HTMLFormElement && collectiveSlot !== null) {
     const overlay = runOverlay({ doc, t, http, map, slot });
     wireCollectiveForm(collectiveForm, collectiveSlot, runContext, overlay.offer);
-  }
-
-  const replayPlayer = doc.getElementById("replay-player");
-  if (replayPlayer !== null) {
-    mountReplayPlayer(replayPlayer, { ...runContext, map, slot, thresholds });
   }
 
   const fabricLive = doc.getElementById("fabric-live");

@@ -1,8 +1,8 @@
 // The details panel: a node's kind, tier, host and ports (peer, speed,
 // state, counters), from the node endpoint or, without one, from the layout.
 
-import { element } from "../dom";
-import type { Translate } from "../i18n";
+import { element } from "../core/dom";
+import type { Translate } from "../core/i18n";
 import { kindLabel, tierLabel } from "./labels";
 import type { MapModel } from "./model";
 import { SEVERITY_STATES } from "./model";

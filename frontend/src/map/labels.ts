@@ -1,7 +1,7 @@
 // Translated names for everything the map shows: legend entries, tier names,
 // group kinds and the hover tooltip.
 
-import type { MessageKey, Translate } from "../i18n";
+import type { MessageKey, Translate } from "../core/i18n";
 
 export const CATEGORY_LABELS: Readonly<Record<string, MessageKey>> = {
   core: "map.category.core",

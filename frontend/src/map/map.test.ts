@@ -166,9 +166,9 @@ describe("path highlighting", () => {
 
 describe("overlays", () => {
   it("colours utilisation from green to red and leaves unknown values out", () => {
-    expect(utilisationColour(0)).toBe("#16a34a");
-    expect(utilisationColour(1)).toBe("#b91c1c");
-    expect(utilisationColour(2)).toBe("#b91c1c");
+    expect(utilisationColour(0)).toBe("#004488");
+    expect(utilisationColour(1)).toBe("#bb5566");
+    expect(utilisationColour(2)).toBe("#bb5566");
     expect(utilisationColour(0.25)).toMatch(/^#[0-9a-f]{6}$/);
     expect(utilisationColour(Number.NaN)).toBeNull();
   });

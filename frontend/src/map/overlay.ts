@@ -2,15 +2,17 @@
 // and per-node marks (a job's ranks, failed elements of a what-if). Pure: the
 // colour scales and the mapping of plain arrays onto the layout's links.
 
-import type { MessageKey } from "../i18n";
+import type { MessageKey } from "../core/i18n";
 import type { MapModel } from "./model";
 
-/** Heatmap stops, low to high: idle green, busy amber, congested red. */
+/**
+ * Heatmap stops, low to high: idle blue, busy yellow, congested red. Paul Tol's high-contrast
+ * scheme: the three stay apart with every common colour-vision deficiency and in grey.
+ */
 export const UTILISATION_STOPS: readonly (readonly [number, string])[] = [
-  [0, "#16a34a"],
-  [0.5, "#eab308"],
-  [0.8, "#f97316"],
-  [1, "#b91c1c"],
+  [0, "#004488"],
+  [0.5, "#ddaa33"],
+  [1, "#bb5566"],
 ];
 
 function hexToRgb(hex: string): [number, number, number] {
@@ -23,8 +25,8 @@ function rgbToHex([r, g, b]: readonly number[]): string {
 }
 
 /**
- * Thresholds of the banded utilisation scale (fractions 0..1): green below
- * `warning`, amber from `warning`, red from `critical`.
+ * Thresholds of the banded utilisation scale (fractions 0..1): blue below
+ * `warning`, yellow from `warning`, red from `critical`.
  */
 export interface UtilisationThresholds {
   readonly warning: number;
@@ -35,9 +37,9 @@ export const DEFAULT_THRESHOLDS: UtilisationThresholds = { warning: 0.8, critica
 
 export type UtilisationBand = "ok" | "warning" | "critical";
 export const BAND_COLOURS: Readonly<Record<UtilisationBand, string>> = {
-  ok: "#16a34a",
-  warning: "#f59e0b",
-  critical: "#dc2626",
+  ok: "#004488",
+  warning: "#ddaa33",
+  critical: "#bb5566",
 };
 
 /** The band of a utilisation under the thresholds; null for an unknown value. */

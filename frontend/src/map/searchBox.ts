@@ -1,8 +1,8 @@
 // The search combobox: debounced queries, a listbox of results, and the
 // keyboard model of searchModel.ts (arrows, Home/End, Enter, Escape).
 
-import { element } from "../dom";
-import type { MessageKey, Translate } from "../i18n";
+import { element } from "../core/dom";
+import type { MessageKey, Translate } from "../core/i18n";
 import { kindLabel } from "./labels";
 import { CLOSED, searchKey, withResults, type SearchResult, type SearchState } from "./searchModel";
 

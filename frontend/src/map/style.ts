@@ -38,7 +38,8 @@ export const GROUP_COLOURS: Readonly<Record<string, string>> = {
 export const LINK_COLOURS = { up: "#94a3b8", degraded: "#f97316", down: "#dc2626" } as const;
 const SEVERITY_COLOURS = [LINK_COLOURS.up, LINK_COLOURS.degraded, LINK_COLOURS.down] as const;
 export const FAULT_INSIDE_COLOUR = "#b91c1c";
-export const PATH_COLOUR = "#f59e0b";
+// Blue, far from the orange of a degraded link and the red of a down one (everything else is dimmed).
+export const PATH_COLOUR = "#0072b2";
 export const SELECTED_COLOUR = "#e11d48";
 export const DIMMED_COLOUR = "#e2e8f0";
 

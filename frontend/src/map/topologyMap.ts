@@ -6,10 +6,10 @@
 // handle (getTopologyMap) with plain arrays.
 
 import { addElement } from "./failurePick";
-import { element } from "../dom";
-import type { NumberFormatters } from "../format";
-import { describeRequestError, type JsonClient } from "../http";
-import type { Translate } from "../i18n";
+import { element } from "../core/dom";
+import type { NumberFormatters } from "../core/format";
+import { describeRequestError, type JsonClient } from "../core/http";
+import type { Translate } from "../core/i18n";
 import { detailsFromModel, parseNodeDetails, renderDetails } from "./details";
 import { CATEGORY_LABELS, LINK_STATE_LABELS, groupKindLabel, kindLabel, tierLabel } from "./labels";
 import { DEFAULT_LOD, fullScene, pinsForGroup, pinsForNode, selectScene, type LodOptions, type Scene, type View } from "./lod";

@@ -1,13 +1,14 @@
 // Test doubles for the injectable seams: timers, sockets, the JSON client.
 // Nothing here is bundled; only tests import it.
 
-import { numberFormatters } from "../format";
-import type { JsonClient } from "../http";
-import { translator } from "../i18n";
-import { LiveStatusMonitor } from "../liveStatus";
-import type { OpenSocket, SocketHandlers } from "../reconnectingSocket";
-import type { RunWidgetContext } from "../runWidget";
-import type { Timers } from "../timers";
+import { MIN_DRAW_INTERVAL_MS } from "../charts/chart";
+import { numberFormatters } from "../core/format";
+import type { JsonClient } from "../core/http";
+import { translator } from "../core/i18n";
+import { LiveStatusMonitor } from "../live/liveStatus";
+import type { OpenSocket, SocketHandlers } from "../core/reconnectingSocket";
+import type { RunWidgetContext } from "../runs/runWidget";
+import type { Timers } from "../core/timers";
 import type { XhrHandler, XhrLike } from "../upload/sendForm";
 
 interface PendingTimer {
@@ -426,3 +427,15 @@ export const FAILURES_RESULT = {
   evaluated: 16,
   link_impact: [{ link: 12, a: "leaf-03", a_port: "1", b: "spine-00", b_port: "4", bytes: 4e9, cards_cut_off: 0, cards_routed: 64, impact: 2.56e11 }],
 };
+
+/** Waits until charts have drawn their updates (at most one draw every MIN_DRAW_INTERVAL_MS). */
+export function chartsDrawn(): Promise<void> {
+  return new Promise((resolve) => {
+    setTimeout(resolve, MIN_DRAW_INTERVAL_MS + 50);
+  });
+}
+
+/** The texts a chart under `root` draws (axis names, tick labels, legend), in drawing order. */
+export function chartTexts(root: Element | null | undefined): string[] {
+  return [...(root?.querySelectorAll("svg text") ?? [])].map((text) => text.textContent ?? "").filter((text) => text !== "");
+}

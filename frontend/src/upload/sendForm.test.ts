@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import { NetworkError } from "../http";
+import { NetworkError } from "../core/http";
 import { FakeXhr } from "../testing/fakes";
 import { xhrSendForm } from "./sendForm";
 

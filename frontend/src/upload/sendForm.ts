@@ -1,7 +1,7 @@
 // POSTs a FormData with XMLHttpRequest, because fetch() reports no upload
 // progress. Behind the SendForm seam so tests drive a fake request.
 
-import { NetworkError } from "../http";
+import { NetworkError } from "../core/http";
 
 export interface UploadProgress {
   /** Request body bytes sent so far. */

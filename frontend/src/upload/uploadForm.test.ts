@@ -1,7 +1,7 @@
 // @vitest-environment happy-dom
 import { beforeEach, describe, expect, it } from "vitest";
-import { numberFormatters } from "../format";
-import { translator, type Language } from "../i18n";
+import { numberFormatters } from "../core/format";
+import { translator, type Language } from "../core/i18n";
 import { FakeXhr } from "../testing/fakes";
 import { UPLOAD_FORM_HTML, rejectedResponse, storedResponse } from "../testing/uploads";
 import { xhrSendForm } from "./sendForm";

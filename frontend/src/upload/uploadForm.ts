@@ -3,9 +3,9 @@
 // whose JSON answer is shown in place. Without this script the form still
 // posts normally and the server renders the same information.
 
-import { element } from "../dom";
-import { HttpError, InvalidResponseError, describeRequestError, errorDetail } from "../http";
-import type { RenderContext } from "../runResult";
+import { element } from "../core/dom";
+import { HttpError, InvalidResponseError, describeRequestError, errorDetail } from "../core/http";
+import type { RenderContext } from "../runs/resultDom";
 import type { FormResponse, SendForm } from "./sendForm";
 import {
   parseStoredUpload,

@@ -1,8 +1,8 @@
 // @vitest-environment happy-dom
 import { describe, expect, it } from "vitest";
-import { numberFormatters } from "../format";
-import { translator, type Language } from "../i18n";
-import type { RenderContext } from "../runResult";
+import { numberFormatters } from "../core/format";
+import { translator, type Language } from "../core/i18n";
+import type { RenderContext } from "../runs/resultDom";
 import { storedResponse } from "../testing/uploads";
 import { fieldErrorList, fileListItems, problemList, renderStored, unmatchedProblems } from "./uploadRender";
 import { parseStoredUpload, type StoredUpload } from "./uploadResponse";

@@ -1,11 +1,11 @@
 // Builds the upload page's dynamic parts: the chosen files, a stored upload's
 // summary and a rejection's problem lists. Text only ever goes in as text.
 
-import { element } from "../dom";
+import { element } from "../core/dom";
 import { kindLabel } from "../map/labels";
-import { formatByteSize } from "../format";
-import type { MessageKey, Translate } from "../i18n";
-import type { RenderContext } from "../runResult";
+import { formatByteSize } from "../core/format";
+import type { MessageKey, Translate } from "../core/i18n";
+import type { RenderContext } from "../runs/resultDom";
 import type { Count, FileProblems, StoredUpload } from "./uploadResponse";
 
 /** One entry per chosen file: its name and size; `data-file-name` lets problems find it. */

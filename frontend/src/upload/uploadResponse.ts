@@ -1,7 +1,7 @@
 // The upload page's JSON answers, parsed defensively, and where a rejection's
 // problems belong in the form. Pure: no DOM access.
 
-import { isRecord, type Json } from "../json";
+import { isRecord, type Json } from "../core/json";
 
 /** A label and its count, in the order the server sent them. */
 export type Count = readonly [label: string, count: number];

@@ -1,0 +1,119 @@
+// The run model shared by the HTTP API and the websocket, plus the pure rules
+// for deciding which snapshot the page should show.
+
+import { isRecord } from "../core/json";
+
+export type RunStatus = "pending" | "running" | "succeeded" | "failed" | "cancelled";
+
+export interface Run {
+  readonly id: number;
+  readonly kind: string;
+  readonly status: RunStatus;
+  /** 0..1 */
+  readonly progress: number;
+  readonly message: string;
+  readonly result: unknown;
+  readonly error: string | null;
+  readonly created_at: string | null;
+  readonly started_at: string | null;
+  readonly finished_at: string | null;
+}
+
+export interface RunStateFrame {
+  readonly seq: number;
+  readonly run: Run;
+}
+
+const RUN_STATUSES: ReadonlySet<string> = new Set<RunStatus>(["pending", "running", "succeeded", "failed", "cancelled"]);
+
+export function isTerminal(status: RunStatus): boolean {
+  return status === "succeeded" || status === "failed" || status === "cancelled";
+}
+
+/** Whether the page's user may cancel runs: `<body data-user-role>` is "operator" or "admin". */
+export function canCancelRuns(role: string | undefined): boolean {
+  return role === "operator" || role === "admin";
+}
+
+/** A run's sub-resource URL from its own: "/api/runs/12/" + "cancel" -> "/api/runs/12/cancel/". */
+export function runSubresourceUrl(runUrl: string, name: string): string {
+  return `${runUrl.endsWith("/") ? runUrl : `${runUrl}/`}${name}/`;
+}
+
+function optionalString(value: unknown): string | null {
+  return typeof value === "string" ? value : null;
+}
+
+/** Validates a RUN object from either transport; null when it is not one. */
+export function parseRun(value: unknown): Run | null {
+  if (!isRecord(value)) {
+    return null;
+  }
+  const { id, kind, status, progress } = value;
+  if (typeof id !== "number" || typeof kind !== "string" || typeof status !== "string" || !RUN_STATUSES.has(status)) {
+    return null;
+  }
+  return {
+    id,
+    kind,
+    status: status as RunStatus,
+    progress: typeof progress === "number" && Number.isFinite(progress) ? Math.min(Math.max(progress, 0), 1) : 0,
+    message: optionalString(value["message"]) ?? "",
+    result: value["result"] ?? null,
+    error: optionalString(value["error"]),
+    created_at: optionalString(value["created_at"]),
+    started_at: optionalString(value["started_at"]),
+    finished_at: optionalString(value["finished_at"]),
+  };
+}
+
+/** Parses one websocket message; anything that is not a well-formed run.state frame yields null. */
+export function parseRunStateFrame(data: string): RunStateFrame | null {
+  let message: unknown;
+  try {
+    message = JSON.parse(data);
+  } catch {
+    return null;
+  }
+  if (!isRecord(message) || message["type"] !== "run.state" || !Number.isInteger(message["seq"])) {
+    return null;
+  }
+  const run = parseRun(message["run"]);
+  return run === null ? null : { seq: message["seq"] as number, run };
+}
+
+export interface RunTracker {
+  readonly run: Run | null;
+  /** Highest websocket seq applied so far; -Infinity before the first frame. */
+  readonly lastSeq: number;
+  /** Websocket frames applied (HTTP snapshots are not frames). */
+  readonly framesApplied: number;
+}
+
+export const EMPTY_TRACKER: RunTracker = { run: null, lastSeq: Number.NEGATIVE_INFINITY, framesApplied: 0 };
+
+/**
+ * Applies a websocket frame if it is newer than anything applied before.
+ * Returns the same tracker object when the frame is ignored.
+ *
+ * Frames are complete snapshots, so skipping a late or duplicate one loses
+ * nothing. A terminal run is final: nothing may replace it, which also covers
+ * a stale frame arriving after the HTTP snapshot already showed the outcome.
+ */
+export function applyFrame(tracker: RunTracker, frame: RunStateFrame): RunTracker {
+  if (frame.seq <= tracker.lastSeq || (tracker.run !== null && isTerminal(tracker.run.status))) {
+    return tracker;
+  }
+  return { run: frame.run, lastSeq: frame.seq, framesApplied: tracker.framesApplied + 1 };
+}
+
+/**
+ * Applies a snapshot fetched over HTTP. It carries no seq, so it is only
+ * trusted where it cannot move the view backwards: when nothing is shown yet,
+ * or when it reports the outcome the view has not reached.
+ */
+export function applySnapshot(tracker: RunTracker, run: Run): RunTracker {
+  const showsNothing = tracker.run === null;
+  const addsOutcome = isTerminal(run.status) && tracker.run !== null && !isTerminal(tracker.run.status);
+  return showsNothing || addsOutcome ? { ...tracker, run } : tracker;
+}
