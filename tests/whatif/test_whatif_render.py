@@ -158,8 +158,8 @@ def test_pdf_text_boxes_never_overlap_and_titles_sit_above_the_charts(pdf_pages)
             if min(a[2], b[2]) - max(a[0], b[0]) > 0.5 and min(a[3], b[3]) - max(a[1], b[1]) > 0.5
         ]
         assert not overlaps, f"page {number}: overlapping words {overlaps[:5]}"
-        top = min(word[1] for word in words)
-        title = [word for word in words if word[1] < top + 1]
+        first = min(words, key=lambda word: word[1])
+        title = [word for word in words if first[1] <= (word[1] + word[3]) / 2 <= first[3]]  # the top line
         title_bottom = max(word[3] for word in title)
         below = [word for word in words if word not in title]
         assert all(word[1] >= title_bottom for word in below), f"page {number}: text above or beside the page title"

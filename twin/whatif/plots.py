@@ -146,7 +146,7 @@ def figure_bom(report: Mapping[str, Any], tr: Translations = ENGLISH) -> Figure:
         counts = [stage["switches"].get(tier, 0) for stage in primary]
         switches.bar(labels, counts, bottom=bottom, label=tier_name(tier, tr))
         bottom = [low + count for low, count in zip(bottom, counts)]
-    switches.set_xlabel(tr.gettext("cards"))
+    switches.set_xlabel(tr.pgettext("column or axis", "cards"))
     switches.set_ylabel(tr.gettext("switches"))
     switches.set_title(tr.gettext("Switches per tier (%(alternative)s)") % {"alternative": report["primary"]}, fontsize=10)
     switches.legend(fontsize=7)
@@ -264,5 +264,5 @@ def _cards_axis(axes: Any, tr: Translations) -> None:
     axes.set_xscale("log", base=2)
     axes.minorticks_off()
     axes.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:,.0f}"))
-    axes.set_xlabel(tr.gettext("cards"))
+    axes.set_xlabel(tr.pgettext("column or axis", "cards"))
     axes.grid(True, alpha=0.3)

@@ -195,6 +195,8 @@ def _stage_label(stage: Mapping[str, Any], tr: Translations) -> str:
 
 
 def _compared_label(metric: str, label: str, tr: Translations) -> str:
+    if metric == "cards":  # a column, not "N cards"
+        return tr.pgettext("column or axis", "cards")
     if metric.startswith("busbw "):
         return tr.gettext("%(collective)s busbw (GB/s)") % {"collective": metric.removeprefix("busbw ")}
     return tr.gettext(label)
@@ -324,7 +326,7 @@ def _stage_table(report: Mapping[str, Any], tr: Translations) -> str:
 
 def _side_by_side_html(report: Mapping[str, Any], tr: Translations) -> str:
     collectives = report["collectives"]
-    header = [tr.gettext("factor / alternative"), tr.gettext("cards"), tr.gettext("tiers"), tr.gettext("switches"),
+    header = [tr.gettext("factor / alternative"), tr.pgettext("column or axis", "cards"), tr.gettext("tiers"), tr.gettext("switches"),
               tr.gettext("power kW"), tr.gettext("cost USD"), tr.gettext("bisection GB/s"), tr.gettext("mean hops")]
     header += [tr.gettext("%(collective)s busbw") % {"collective": name} for name in collectives] + [tr.gettext("step comm s")]
     rows = []
@@ -341,7 +343,7 @@ def _side_by_side_html(report: Mapping[str, Any], tr: Translations) -> str:
 
 def _bom_rows(report: Mapping[str, Any], tr: Translations) -> tuple[list[str], list[list[Any]]]:
     tiers = list(dict.fromkeys(tier for stage in report["stages"] for tier in stage["bom"]["switches"]))
-    header = [tr.gettext("stage"), tr.gettext("cards")]
+    header = [tr.gettext("stage"), tr.pgettext("column or axis", "cards")]
     header += [tr.gettext("%(tier)s switches") % {"tier": tier_name(tier, tr)} for tier in tiers]
     header += [tr.gettext("cables"), tr.gettext("transceivers"), tr.gettext("power kW"), tr.gettext("cost USD"),
                tr.gettext("added switches"), tr.gettext("added kW")]
@@ -440,7 +442,8 @@ def _title_page(report: Mapping[str, Any], tr: Translations) -> Figure:
     ]
     below = title.get_window_extent().y0 / figure.dpi / height
     for text, style in blocks:
-        drawn = figure.text(left, below - 0.2 / height, text, va="top", **style)
+        # Chinese glyphs stand taller than Latin ones: more line spacing keeps lines apart.
+        drawn = figure.text(left, below - 0.2 / height, text, va="top", linespacing=1.5, **style)
         below = drawn.get_window_extent().y0 / figure.dpi / height
     return figure
 
@@ -503,6 +506,10 @@ def _text_columns(text: str) -> int:
     return sum(2 if unicodedata.east_asian_width(character) in "WF" else 1 for character in text)
 
 
+_NO_LINE_START = set("，。；：、！？）》」")
+"""Chinese punctuation that stays at the end of the line before rather than start a line."""
+
+
 def _wrap(text: str, columns: int) -> str:
     """Lines of at most ``columns`` (``_text_columns``), broken at spaces or between Chinese characters."""
     lines = []
@@ -510,7 +517,7 @@ def _wrap(text: str, columns: int) -> str:
         line = ""
         for token in re.findall(r"\S+\s*|\s+", paragraph) if paragraph else [""]:
             for piece in re.findall(r"[\u2e80-\u9fff\uff00-\uffef]|[^\u2e80-\u9fff\uff00-\uffef]+", token) or [token]:
-                if line and _text_columns(line + piece.rstrip()) > columns:
+                if line and _text_columns(line + piece.rstrip()) > columns and piece.strip() not in _NO_LINE_START:
                     lines.append(line.rstrip())
                     line = piece.lstrip()
                 else:
