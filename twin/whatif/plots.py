@@ -17,9 +17,10 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
 from twin.whatif.report import CAUSE_NAMES
-from twin.whatif.translation import ENGLISH, Translations, gettext_noop
+from twin.whatif.rules import tier_name
+from twin.simcore.translation import ENGLISH, Translations, gettext_noop
 
-__all__ = ["FIGURES", "cards_text", "font_settings", "metric_name", "figure_bom", "figure_busbw_by_size", "figure_scaling", "figure_structure", "size_text", "tier_name"]
+__all__ = ["FIGURES", "cards_text", "font_settings", "metric_name", "figure_bom", "figure_busbw_by_size", "figure_scaling", "figure_structure", "size_text"]
 
 _KNEE_COLOUR = "#c0392b"
 _NAN = float("nan")
@@ -194,22 +195,6 @@ FIGURES = (
     ("structure", gettext_noop("Hop and bisection growth"), figure_structure),
 )
 """(id, caption in English, function(report, translations)) of every plot, in report order."""
-
-_TIER_NAMES = {
-    "leaf": gettext_noop("leaf"),
-    "spine": gettext_noop("spine"),
-    "core": gettext_noop("core"),
-    "nvswitch": gettext_noop("NVSwitch"),
-    "scale-out leaf": gettext_noop("scale-out leaf"),
-    "scale-out spine": gettext_noop("scale-out spine"),
-    "scale-out core": gettext_noop("scale-out core"),
-}
-
-
-def tier_name(tier: str, tr: Translations = ENGLISH) -> str:
-    """A switch tier for people; a tier the twin does not know keeps its own name."""
-    return tr.gettext(_TIER_NAMES[tier]) if tier in _TIER_NAMES else tier
-
 
 def cards_text(cards: int, tr: Translations = ENGLISH) -> str:
     """``"1,024 cards"``, with the plural of the reader's language."""

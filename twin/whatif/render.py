@@ -41,9 +41,10 @@ from matplotlib.figure import Figure
 from matplotlib.layout_engine import ConstrainedLayoutEngine
 from matplotlib.table import Table
 
-from twin.whatif.plots import FIGURES, font_settings, metric_name, size_text, tier_name
+from twin.whatif.plots import FIGURES, font_settings, metric_name, size_text
 from twin.whatif.report import efficiency_note, knee_explanation
-from twin.whatif.translation import ENGLISH, Translations
+from twin.whatif.rules import reason_text, tier_name
+from twin.simcore.translation import ENGLISH, Translations
 
 __all__ = ["CSV_COLUMNS", "render_comparison_html", "render_csv", "render_html", "render_pdf", "report_json"]
 
@@ -93,32 +94,33 @@ def render_html(report: Mapping[str, Any], *, full_page: bool = True, translatio
     parts = [f'<div class="whatif"><h1>{_e(report["title"])}</h1>', _intro(report, tr), _knee_html(report["knee"], tr)]
     figures = {name: (caption, function) for name, caption, function in FIGURES}
     parts.append(_figure_html("scaling", *figures["scaling"], report, tr))
-    parts.append(f"<h2>{_e(tr.gettext('Stages'))}</h2>" + _stage_table(report, tr))
+    parts.append(_heading(tr.gettext("Stages")) + _stage_table(report, tr))
     parts += [
         f'<p class="text">{_e(_stage_label(stage, tr))}, {_e(metric_name(metric, tr))}: {_e(efficiency_note(note, tr))}</p>'
         for stage in report["stages"]
         for metric, note in stage["efficiency_notes"].items()
     ]
     if len(report["alternatives"]) > 1:
-        parts.append(f"<h2>{_e(tr.gettext('Alternatives side by side'))}</h2>" + _side_by_side_html(report, tr))
+        parts.append(_heading(tr.gettext("Alternatives side by side")) + _side_by_side_html(report, tr))
         other_knees = [knee for name, knee in report["knees"].items() if name != report["primary"] and knee]
         parts += [
             f'<p class="text"><b>{_e(knee["alternative"])}</b>: {_e(knee_explanation(knee, tr))}</p>' for knee in other_knees
         ]
     parts.append(_figure_html("busbw-by-size", *figures["busbw-by-size"], report, tr))
-    parts.append(f"<h2>{_e(tr.gettext('Bill of materials'))}</h2>" + _table(*_bom_rows(report, tr)))
+    parts.append(_heading(tr.gettext("Bill of materials")) + _table(*_bom_rows(report, tr)))
     parts.append(_figure_html("bom", *figures["bom"], report, tr))
-    parts.append(f"<h2>{_e(tr.gettext('Structure and fault domain'))}</h2>" + _table(*_structure_rows(report, tr)))
+    parts.append(_heading(tr.gettext("Structure and fault domain")) + _table(*_structure_rows(report, tr)))
     parts.append(_figure_html("structure", *figures["structure"], report, tr))
     if report["rules"]:
-        parts.append(f"<h2>{_e(tr.gettext('Design rules'))}</h2>" + _rules_table(report["rules"], tr))
+        parts.append(_heading(tr.gettext("Design rules")) + _rules_table(report["rules"], tr))
     parts.append(_details_html(report, tr))
     parts.append("</div>")
     body = "\n".join(parts)
     if not full_page:
         return f"<style>{_STYLE}</style>\n{body}"
+    language = tr.pgettext("language code of the page", "en")
     return (
-        f'<!DOCTYPE html>\n<html lang="{_e(tr.pgettext("language code of the page", "en"))}"><head><meta charset="utf-8"><title>{_e(report["title"])}</title>'
+        f'<!DOCTYPE html>\n<html lang="{_e(language)}"><head><meta charset="utf-8"><title>{_e(report["title"])}</title>'
         f"<style>{_STYLE}</style></head><body>\n{body}\n</body></html>\n"
     )
 
@@ -163,7 +165,8 @@ def render_comparison_html(comparison: Mapping[str, Any], *, translations: Trans
         text = knee_explanation(knee, tr) if knee else tr.gettext("no knee: efficiency never drops suddenly")
         parts.append(f'<p class="text"><b>{side}</b> ({_e(data["title"])}): {_e(text)}</p>')
     header = "".join(f'<th colspan="3">{_e(_compared_label(metric, label, tr))}</th>' for metric, label in comparison["metrics"].items())
-    sub = f"<th>A</th><th>B</th><th>{_e(tr.gettext('change'))}</th>" * len(comparison["metrics"])
+    change = tr.gettext("change")
+    sub = f"<th>A</th><th>B</th><th>{_e(change)}</th>" * len(comparison["metrics"])
     rows = []
     for row in comparison["rows"]:
         cells = []
@@ -176,9 +179,10 @@ def render_comparison_html(comparison: Mapping[str, Any], *, translations: Trans
                 f'<td class="{css}">{"" if change is None else f"{change:+.1%}"}</td>'
             )
         rows.append(f'<tr><td class="text">{_e(row["alternative"])}</td><td>{row["factor"]:g}x</td>{"".join(cells)}</tr>')
+    alternative, factor = tr.gettext("alternative"), tr.gettext("factor")
     parts.append(
-        f'<table><tr><th class="text" rowspan="2">{_e(tr.gettext("alternative"))}</th>'
-        f'<th rowspan="2">{_e(tr.gettext("factor"))}</th>{header}</tr>'
+        f'<table><tr><th class="text" rowspan="2">{_e(alternative)}</th>'
+        f'<th rowspan="2">{_e(factor)}</th>{header}</tr>'
         f"<tr>{sub}</tr>{''.join(rows)}</table></div>"
     )
     return "\n".join(parts)
@@ -203,6 +207,14 @@ def _compared_label(metric: str, label: str, tr: Translations) -> str:
 
 
 # -- HTML pieces -------------------------------------------------------------------------------
+
+
+class _Code(str):
+    """A table cell that is an identifier (a design rule's name, as the overrides spell it)."""
+
+
+def _heading(text: str) -> str:
+    return f"<h2>{_e(text)}</h2>"
 
 
 def _e(value: Any) -> str:
@@ -258,7 +270,8 @@ def _intro(report: Mapping[str, Any], tr: Translations) -> str:
 
 def _knee_html(knee: Mapping[str, Any] | None, tr: Translations) -> str:
     if knee is None:
-        return f'<div class="ok-box">{_e(tr.gettext("No knee: efficiency never drops suddenly from one stage to the next."))}</div>'
+        no_knee = tr.gettext("No knee: efficiency never drops suddenly from one stage to the next.")
+        return f'<div class="ok-box">{_e(no_knee)}</div>'
     remedy = knee["remedy"]
     heading = tr.ngettext("Knee at %(count)s card (%(factor)sx).", "Knee at %(count)s cards (%(factor)sx).", knee["cards"]) % {
         "count": f"{knee['cards']:,}", "factor": f"{knee['factor']:g}"
@@ -291,7 +304,9 @@ def _table(header: list[str], rows: list[list[Any]], highlight: set[int] = froze
     body = []
     for number, row in enumerate(rows):
         cells = "".join(
-            f'<td class="text">{_e(cell)}</td>' if isinstance(cell, str) else f"<td>{_number(cell)}</td>" for cell in row
+            f'<td class="text"><code>{_e(cell)}</code></td>' if isinstance(cell, _Code)
+            else f'<td class="text">{_e(cell)}</td>' if isinstance(cell, str) else f"<td>{_number(cell)}</td>"
+            for cell in row
         )
         body.append(f'<tr class="{"knee" if number in highlight else ""}">{cells}</tr>')
     return f"<table><tr>{head}</tr>{''.join(body)}</table>"
@@ -379,13 +394,13 @@ def _structure_rows(report: Mapping[str, Any], tr: Translations) -> tuple[list[s
 
 def _rules_table(rules: Mapping[str, Any], tr: Translations) -> str:
     inferred = rules.get("inferred", {})
-    rows = [[name, _number(value), inferred.get(name, "")] for name, value in rules.items() if name != "inferred"]
+    rows = [[_Code(name), _number(value), reason_text(inferred.get(name, ""), tr)] for name, value in rules.items() if name != "inferred"]
     return _table([tr.gettext("rule"), tr.gettext("value"), tr.gettext("how it was found")], rows)
 
 
 def _details_html(report: Mapping[str, Any], tr: Translations) -> str:
     """Per stage, busbw per size and collective (collapsed): the numbers behind the plots."""
-    parts = [f"<h2>{_e(tr.gettext('busbw per size'))}</h2>"]
+    parts = [_heading(tr.gettext("busbw per size"))]
     for stage in report["stages"]:
         collectives = list(stage["busbw_GBps"])
         sizes = sorted({size for series in stage["busbw_GBps"].values() for size in series}, key=int)

@@ -32,7 +32,7 @@ from typing import Any
 
 from twin.whatif.bom import bom_delta
 from twin.whatif.errors import WhatIfError
-from twin.whatif.translation import ENGLISH, Translations, gettext_noop
+from twin.simcore.translation import ENGLISH, Translations, gettext_noop
 
 __all__ = [
     "CAUSE_NAMES",

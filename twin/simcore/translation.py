@@ -1,4 +1,4 @@
-"""The report's words in the reader's language, without the core importing Django.
+"""Words for people in the reader's language, without the pure core importing Django.
 
 Renderers take ``translations``: any object with the stdlib ``gettext``
 methods (``gettext``, ``ngettext``, ``pgettext``, ``npgettext``). The web
