@@ -11,6 +11,8 @@ FROM python:3.11-slim-bookworm
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 \
     TWIN_DATA_DIR=/data TWIN_STATIC_ROOT=/app/staticfiles DJANGO_SETTINGS_MODULE=twin.settings
 WORKDIR /app
+# A CJK font: the what-if report's PDF and plots in Simplified Chinese (twin/whatif/plots.py).
+RUN apt-get update && apt-get install -y --no-install-recommends fonts-droid-fallback && rm -rf /var/lib/apt/lists/*
 COPY requirements.txt ./
 RUN pip install --no-cache-dir -r requirements.txt
 COPY . .

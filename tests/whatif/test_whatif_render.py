@@ -1,9 +1,15 @@
 """A small what-if end to end: every cell, the report, and its HTML, PDF, CSV and JSON renderings."""
 
 import csv
+import gettext
 import io
 import json
+import shutil
+import subprocess
+from pathlib import Path
+from xml.etree import ElementTree
 
+import numpy as np
 import pytest
 
 from twin.simcore.generate import fat_tree
@@ -96,3 +102,104 @@ def test_two_runs_compare_side_by_side(report):
     assert all(row["cards"]["change"] == 0 for row in comparison["rows"])
     page = render_comparison_html(comparison)
     assert page.count("<tr>") >= len(report["stages"]) and "radix-8 test fabric vs radix-8 test fabric" in page
+
+
+# -- the PDF's layout, read back from the PDF itself with poppler (Debian poppler-utils) --------
+
+POINTS_PER_INCH = 72
+MARGIN_IN = 0.4  # the renderer keeps 0.5 in; text boxes may reach a little past the glyphs
+poppler = pytest.mark.skipif(
+    not (shutil.which("pdftotext") and shutil.which("pdftoppm")), reason="needs poppler-utils (apt-get install poppler-utils)"
+)
+
+
+def chinese() -> gettext.GNUTranslations:
+    """The product's own Simplified Chinese catalogue, read without Django."""
+    with (Path(__file__).parents[2] / "twin/locale/zh_Hans/LC_MESSAGES/django.mo").open("rb") as catalogue:
+        return gettext.GNUTranslations(catalogue)
+
+
+@pytest.fixture(scope="module", params=["en", "zh-hans"])
+def pdf_pages(request, report, tmp_path_factory):
+    """(language, path of the PDF, its pages as [(width, height, [(x0, y0, x1, y1, word)])])."""
+    translations = chinese() if request.param == "zh-hans" else gettext.NullTranslations()
+    path = tmp_path_factory.mktemp(request.param) / "report.pdf"
+    path.write_bytes(render_pdf(report, translations=translations))
+    xhtml = subprocess.run(["pdftotext", "-bbox", str(path), "-"], check=True, capture_output=True, text=True).stdout
+    pages = []
+    for page in ElementTree.fromstring(xhtml).iter("{http://www.w3.org/1999/xhtml}page"):
+        words = [
+            (*(float(word.get(key)) for key in ("xMin", "yMin", "xMax", "yMax")), word.text)
+            for word in page.iter("{http://www.w3.org/1999/xhtml}word")
+        ]
+        pages.append((float(page.get("width")), float(page.get("height")), words))
+    return request.param, path, pages
+
+
+@poppler
+def test_pdf_pages_are_a4_with_every_word_inside_the_margins(pdf_pages):
+    _, _, pages = pdf_pages
+    assert len(pages) >= 8  # title, four plots, three tables
+    margin = MARGIN_IN * POINTS_PER_INCH
+    for number, (width, height, words) in enumerate(pages, 1):
+        assert sorted((round(width), round(height))) == [595, 842], f"page {number} is not A4"
+        outside = [word for word in words if word[0] < margin or word[1] < margin or word[2] > width - margin or word[3] > height - margin]
+        assert words and not outside, f"page {number}: words in the margin or off the page: {outside[:5]}"
+
+
+@poppler
+def test_pdf_text_boxes_never_overlap_and_titles_sit_above_the_charts(pdf_pages):
+    _, _, pages = pdf_pages
+    for number, (_, _, words) in enumerate(pages, 1):
+        overlaps = [
+            (a[4], b[4])
+            for position, a in enumerate(words)
+            for b in words[position + 1 :]
+            if min(a[2], b[2]) - max(a[0], b[0]) > 0.5 and min(a[3], b[3]) - max(a[1], b[1]) > 0.5
+        ]
+        assert not overlaps, f"page {number}: overlapping words {overlaps[:5]}"
+        first = min(words, key=lambda word: word[1])
+        title = [word for word in words if first[1] <= (word[1] + word[3]) / 2 <= first[3]]  # the top line
+        title_bottom = max(word[3] for word in title)
+        below = [word for word in words if word not in title]
+        assert all(word[1] >= title_bottom for word in below), f"page {number}: text above or beside the page title"
+
+
+@poppler
+def test_pdf_pages_draw_nothing_in_the_margins(pdf_pages, tmp_path):
+    """The rendered pages' ink (anything not white) stays inside the margins: no clipped label or line."""
+    _, path, pages = pdf_pages
+    dpi = 36
+    subprocess.run(["pdftoppm", "-gray", "-r", str(dpi), str(path), str(tmp_path / "page")], check=True)
+    images = sorted(tmp_path.glob("page-*.pgm"))
+    assert len(images) == len(pages)
+    margin = int(MARGIN_IN * dpi)
+    for image in images:
+        pixels = read_pgm(image)
+        rows, columns = np.nonzero(pixels < 250)
+        assert rows.size, f"{image.name} is blank"
+        height, width = pixels.shape
+        assert rows.min() >= margin and columns.min() >= margin, image.name
+        assert rows.max() < height - margin and columns.max() < width - margin, image.name
+
+
+@poppler
+def test_pdf_keeps_whole_stage_labels_and_the_knee_label(pdf_pages, report):
+    language, path, _ = pdf_pages
+    text = subprocess.run(["pdftotext", "-raw", str(path), "-"], check=True, capture_output=True, text=True).stdout
+    for alternative in report["alternatives"]:
+        assert alternative in text
+    if report["knee"]:
+        points = f"{report['knee']['drop_points']:.0f}"
+        assert (f"knee: {points} points" if language == "en" else f"拐点：下降 {points} 个百分点") in text
+    if language == "zh-hans":
+        assert "阶段" in text and "物料清单" in text  # the Chinese glyphs are embedded, not boxes
+
+
+def read_pgm(path: Path) -> np.ndarray:
+    """A binary PGM (what ``pdftoppm -gray`` writes) as a 2-D array."""
+    data = path.read_bytes()
+    magic, width, height, maximum = data.split(maxsplit=4)[:4]
+    assert magic == b"P5" and int(maximum) < 256
+    width, height = int(width), int(height)
+    return np.frombuffer(data[len(data) - width * height :], dtype=np.uint8).reshape(height, width)

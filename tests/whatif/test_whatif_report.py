@@ -5,7 +5,7 @@ import json
 import pytest
 
 from twin.whatif.errors import WhatIfError
-from twin.whatif.report import REMEDIES, assemble_report, compare_reports, knee_index, report_summary
+from twin.whatif.report import REMEDIES, assemble_report, compare_reports, efficiency_note, knee_index, report_summary
 
 REFERENCE = 2**30
 
@@ -95,7 +95,9 @@ def test_no_knee_from_an_algorithm_the_simulator_cannot_run_at_scale():
     report = assemble_report([small, large])
     assert report["knee"] is None
     assert report["stages"][1]["efficiency"]["allreduce"] is None
-    assert "direct (chosen at 1,024 cards) is not simulated here" in report["stages"][1]["efficiency_notes"]["allreduce"]
+    note = report["stages"][1]["efficiency_notes"]["allreduce"]
+    assert note == {"algorithm": "direct", "cards": 1024, "reason": "all-pairs pattern of 4,192,256 flows"}
+    assert "direct (chosen at 1,024 cards) is not simulated here" in efficiency_note(note)
 
 
 def test_training_step_knee_and_alternatives_side_by_side():

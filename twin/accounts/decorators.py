@@ -2,6 +2,7 @@
 from functools import wraps
 
 from django.core.exceptions import PermissionDenied
+from django.utils.translation import gettext
 
 from .models import Role
 
@@ -13,7 +14,7 @@ def role_required(role: Role):
         @wraps(view)
         def wrapper(request, *args, **kwargs):
             if not request.user.has_role(role):
-                raise PermissionDenied(f"This page needs the {role.label} role.")
+                raise PermissionDenied(gettext("This page needs the %(role)s role.") % {"role": role.label})
             return view(request, *args, **kwargs)
 
         return wrapper

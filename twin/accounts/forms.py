@@ -57,3 +57,4 @@ class UserRoleForm(forms.ModelForm):
     class Meta:
         model = User
         fields = ("role", "is_active")
+        labels = {"role": _("Role"), "is_active": _("Active")}

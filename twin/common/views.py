@@ -2,6 +2,7 @@
 from django.contrib.auth.decorators import login_not_required
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.utils.translation import gettext
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.decorators import api_view
@@ -41,11 +42,11 @@ def error_page(request, status: int, message: str):
 
 
 def page_not_found(request, exception=None):
-    return error_page(request, 404, "Not found: nothing lives at this address.")
+    return error_page(request, 404, gettext("Not found: nothing lives at this address."))
 
 
 def permission_denied(request, exception=None):
-    return error_page(request, 403, str(exception) if exception and str(exception) else "Your role does not allow this.")
+    return error_page(request, 403, str(exception) if exception and str(exception) else gettext("Your role does not allow this."))
 
 
 def server_error(request):

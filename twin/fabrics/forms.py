@@ -1,4 +1,5 @@
 from django import forms
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from twin.ingest import registered_parsers
@@ -65,7 +66,7 @@ class SnapshotUploadForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["format"].choices = [("", _("Detect from content"))] + [(parser.name, parser.label) for parser in registered_parsers()]
+        self.fields["format"].choices = [("", _("Detect from content"))] + [(parser.name, gettext(parser.label)) for parser in registered_parsers()]
 
     def clean_non_compute_hca_pattern(self) -> str:
         pattern = self.cleaned_data["non_compute_hca_pattern"]

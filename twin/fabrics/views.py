@@ -5,6 +5,7 @@ from django.contrib import messages
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils import translation
 from django.utils.translation import gettext as _, gettext_lazy
 from django.views.decorators.http import require_http_methods
 
@@ -20,6 +21,7 @@ from twin.simcore.diff import FINDING_CLASSES, SEVERITIES
 from twin.replay.prometheus import PRESETS
 from twin.simulations.forms import PRESET_LABELS, TelemetryReadingForm, TelemetrySourceForm
 from twin.simulations.services import ALGORITHMS, COLLECTIVES, ECMP_MODES, PROTOCOLS
+from twin.whatif.rules import reason_text
 
 from .forms import ScaleUpCorrectionForm, SnapshotUploadForm
 from .models import Fabric, Snapshot, SnapshotRole
@@ -96,7 +98,7 @@ def inferred_design(snapshot: Snapshot) -> dict | None:
     if "error" in design:
         return {"error": design["error"], "problems": design.get("problems", [])}
     inferred = design.get("inferred", {})
-    return {"rules": [(name, value, inferred.get(name, "")) for name, value in design.items() if name != "inferred"]}
+    return {"rules": [(name, value, reason_text(inferred.get(name, ""), translation)) for name, value in design.items() if name != "inferred"]}
 
 
 def snapshot_runs_unavailable(snapshot: Snapshot) -> str | None:

@@ -28,6 +28,16 @@ class ExperimentForm(forms.ModelForm):
         model = Experiment
         fields = JOURNAL_FIELDS
         widgets = {"notes": forms.Textarea(attrs={"rows": 3})}
+        labels = {
+            "title": _("Title"), "comm_library": _("Communication library"), "library_version": _("Library version"),
+            "algorithm": _("Algorithm"), "protocol": _("Protocol"), "chunk_size_bytes": _("Chunk size (bytes)"),
+            "model_name": _("Model name"), "tp": _("Tensor parallel (TP)"), "pp": _("Pipeline parallel (PP)"),
+            "dp": _("Data parallel (DP)"), "ep": _("Expert parallel (EP)"), "notes": _("Notes"),
+        }
+        help_texts = {
+            "algorithm": _("As configured for the run (e.g. NCCL_ALGO); empty = library default"),
+            "protocol": _("As configured for the run (NCCL_PROTO: LL, LL128 or Simple); empty = library default"),
+        }
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

@@ -4,6 +4,7 @@ import math
 from collections.abc import Sequence
 
 from django.db import transaction
+from django.utils.translation import ngettext
 
 from twin.common.errors import ApplicationError
 from twin.fabrics.models import Fabric, Snapshot
@@ -146,7 +147,9 @@ def experiment_create(*, fabric: Fabric, snapshot: Snapshot, collective: str, ca
         peak_busbw_GBps=max(p["busbw_GBps"] for p in plain), max_abs_error=max_error, created_by=user,
         **{name: meta.get(name) or Experiment._meta.get_field(name).get_default() for name in JOURNAL_FIELDS},
     )
-    entry.title = entry.title or f"{collective} on {card_count} cards (by hand)"
+    entry.title = entry.title or ngettext("%(collective)s on %(count)s card (by hand)", "%(collective)s on %(count)s cards (by hand)", card_count) % {
+        "collective": collective, "count": f"{card_count:,}"
+    }  # the creating user's language: the title is theirs to edit
     entry.full_clean()
     entry.save()
     return entry

@@ -36,6 +36,7 @@ from twin.operations.placement import Placement, aware_placement, evaluate_place
 from twin.simcore.diff import DEFAULT_ERROR_THRESHOLDS, DiffReport, normalise_counter
 from twin.simcore.errors import TwinCoreError
 from twin.simcore.hops import hop_statistics
+from twin.simcore.translation import gettext_noop
 from twin.simcore.model import Attrs, FabricSpec
 from twin.simcore.simulate import Simulator
 from twin.simcore.units import counted
@@ -52,8 +53,9 @@ __all__ = [
     "diagnose",
 ]
 
-LAYERS = ("physical", "topology", "library", "application")
-SEVERITIES = ("critical", "major", "minor")
+LAYERS = (gettext_noop("physical"), gettext_noop("topology"), gettext_noop("library"), gettext_noop("application"))
+SEVERITIES = (gettext_noop("critical"), gettext_noop("major"), gettext_noop("minor"))
+"""Identifiers in the result, translated where they are shown (marked for makemessages)."""
 RULES = {
     "link-down": "physical",
     "link-degraded": "physical",

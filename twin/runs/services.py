@@ -7,6 +7,7 @@ from django.core.exceptions import PermissionDenied
 from django.db import DatabaseError, transaction
 from django.db.models import Count, F, Q
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from twin.common.errors import ApplicationError, ServiceUnavailable
 from twin.fabrics.models import Snapshot
@@ -227,7 +228,8 @@ def run_finish(*, run_id: int, status: RunStatus, result: dict | None = None, de
     Run.objects.filter(pk=run_id).exclude(status__in=RunStatus.terminal()).update(
         status=status,
         progress=1.0 if status == RunStatus.SUCCEEDED else F("progress"),
-        message={RunStatus.SUCCEEDED: "Finished", RunStatus.CANCELLED: "Cancelled"}.get(status, "Failed"),
+        # Stored in English, translated where it is shown (run.message goes through {% translate %}).
+        message={RunStatus.SUCCEEDED: gettext_noop("Finished"), RunStatus.CANCELLED: gettext_noop("Cancelled")}.get(status, gettext_noop("Failed")),
         result=result,
         detail=detail,
         error=error,

@@ -4,7 +4,8 @@ from django.contrib import messages
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils.translation import gettext as _, ngettext
+from django.utils import translation
+from django.utils.translation import gettext, ngettext
 from django.views.decorators.http import require_POST
 
 from twin.accounts.decorators import role_required
@@ -20,6 +21,7 @@ from twin.whatif.report import compare_reports
 
 from .forms import TelemetryReadingForm, TelemetrySourceForm
 from .models import TelemetryState
+from .whatifs import whatif_report_html, whatif_report_translated
 from .services import fabric_diagnose
 from .telemetry import telemetry_reading_import, telemetry_source_save
 
@@ -41,16 +43,17 @@ def diagnosis_page(request, fabric_id: int):
 
 
 REPORT_DOWNLOADS = {
-    "pdf": ("application/pdf", render_pdf),
+    "pdf": ("application/pdf", lambda report: render_pdf(report, translations=translation)),
     "csv": ("text/csv", render_csv),
     "json": ("application/json", report_json),
 }
+"""Format -> (content type, render); the PDF in the reader's language, CSV and JSON as stored."""
 
 
 def finished_whatif(run_id: int) -> Run:
     run = get_object_or_404(Run.objects.select_related("snapshot__fabric"), pk=run_id, kind=RunKind.WHATIF)
     if run.status != RunStatus.SUCCEEDED:
-        raise Http404(f"What-if run {run.pk} has no report ({run.get_status_display().lower()}).")
+        raise Http404(gettext("What-if run %(id)s has no report (%(status)s).") % {"id": run.pk, "status": run.get_status_display().lower()})
     return run
 
 
@@ -58,15 +61,15 @@ def whatif_report_page(request, run_id: int):
     """The report, served from the stored run (nothing is recomputed)."""
     run = finished_whatif(run_id)
     others = Run.objects.filter(kind=RunKind.WHATIF, status=RunStatus.SUCCEEDED, snapshot__fabric=run.snapshot.fabric).exclude(pk=run.pk).order_by("-created_at")[:20]
-    return render(request, "simulations/whatif_report.html", {"run": run, "report_html": run.detail["html"], "others": others})
+    return render(request, "simulations/whatif_report.html", {"run": run, "report_html": whatif_report_html(run), "others": others})
 
 
 def whatif_report_download(request, run_id: int, fmt: str):
     run = finished_whatif(run_id)
     if fmt not in REPORT_DOWNLOADS:
-        raise Http404(f"No {fmt} download; there are {', '.join(REPORT_DOWNLOADS)}.")
+        raise Http404(gettext("No %(format)s download; there are %(formats)s.") % {"format": fmt, "formats": ", ".join(REPORT_DOWNLOADS)})
     content_type, render_report = REPORT_DOWNLOADS[fmt]
-    response = HttpResponse(render_report(run.detail["report"]), content_type=content_type)
+    response = HttpResponse(render_report(whatif_report_translated(run, run.detail["report"])), content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="whatif-{run.pk}.{fmt}"'
     return response
 
@@ -74,10 +77,11 @@ def whatif_report_download(request, run_id: int, fmt: str):
 def whatif_compare_page(request):
     a_id, b_id = id_from_text(request.GET.get("a")), id_from_text(request.GET.get("b"))
     if a_id is None or b_id is None:
-        raise Http404("Compare two finished what-if runs: ?a=<run id>&b=<run id>.")
+        raise Http404(gettext("Compare two finished what-if runs: ?a=<run id>&b=<run id>."))
     a, b = finished_whatif(a_id), finished_whatif(b_id)
-    comparison = compare_reports(a.detail["report"], b.detail["report"])
-    return render(request, "simulations/whatif_compare.html", {"a": a, "b": b, "comparison_html": render_comparison_html(comparison)})
+    comparison = compare_reports(whatif_report_translated(a, a.detail["report"]), whatif_report_translated(b, b.detail["report"]))
+    comparison_html = render_comparison_html(comparison, translations=translation)
+    return render(request, "simulations/whatif_compare.html", {"a": a, "b": b, "comparison_html": comparison_html})
 
 
 def telemetry_page_url(fabric: Fabric) -> str:
@@ -105,11 +109,11 @@ def telemetry_source_form(request, fabric_id: int):
         else:
             check = source.last_report.get("check")
             if check:
-                messages.success(request, _("Prometheus %(version)s answered: %(mapped)s of %(series)s series name ports of %(fabric)s; polling every %(interval)s s.") % {
+                messages.success(request, gettext("Prometheus %(version)s answered: %(mapped)s of %(series)s series name ports of %(fabric)s; polling every %(interval)s s.") % {
                     "version": check["version"], "mapped": check["mapped"], "series": check["series"], "fabric": fabric.name, "interval": f"{source.interval_s:g}",
                 })
             else:
-                messages.success(request, _("Polling of %(fabric)s's Prometheus is off.") % {"fabric": fabric.name})
+                messages.success(request, gettext("Polling of %(fabric)s's Prometheus is off.") % {"fabric": fabric.name})
             return redirect(telemetry_page_url(fabric))
     return fabric_page(request, fabric.pk, telemetry_source_form=form, status=400)
 
@@ -138,7 +142,7 @@ def telemetry_reading_form(request, fabric_id: int):
             report["first_samples"],
         ) % {"count": report["first_samples"]}
     elif result["published"]:
-        text += "; " + _("%(links)s links measured, shown to everyone viewing the fabric") % {"links": report.get("links_measured", 0)}
+        text += "; " + gettext("%(links)s links measured, shown to everyone viewing the fabric") % {"links": report.get("links_measured", 0)}
     if report.get("ports_with_errors"):
         text += "; " + ngettext("%(count)s port with new errors", "%(count)s ports with new errors", report["ports_with_errors"]) % {"count": report["ports_with_errors"]}
     if result["unknown"]:

@@ -4,6 +4,10 @@ report stored with the run."""
 import functools
 import json
 
+from django.conf import settings
+from django.utils import translation
+from django.utils.translation import gettext
+
 from twin.fabrics.selectors import snapshot_spec_get
 from twin.runs.fanout import CellPlan, FanOutKind, register_fanout
 from twin.runs.handlers import RunOutput
@@ -17,7 +21,7 @@ from twin.whatif.rules import design_rules
 from twin.whatif.stages import ALTERNATIVES, DEFAULT_FACTORS, StageSpec, build_stage, plan_stages
 from twin.whatif.structure import structure
 
-__all__ = ("whatif_defaults", "whatif_cells", "whatif_cell", "whatif_report")
+__all__ = ("whatif_defaults", "whatif_cells", "whatif_cell", "whatif_report", "whatif_report_html", "whatif_report_translated")
 
 
 def whatif_defaults() -> dict:
@@ -112,9 +116,34 @@ def assemble(run: Run, results: dict[str, dict]) -> RunOutput:
     spec = snapshot_spec_get(snapshot_id=run.snapshot_id)
     params = {**whatif_defaults(), **run.params, "rules": rules_of(spec, run.params).to_dict()}
     cells = dict(run.cells.values_list("key", "params"))
-    report = whatif_report(params, results, cells, title=f"Staged scale-out of {run.snapshot.fabric.name} v{run.snapshot.version}")
-    # Rendered once here: the report page then serves stored HTML (rendering takes about a second).
-    return RunOutput(report_summary(report), {"report": report, "html": render_html(report, full_page=False)})
+    with translation.override("en"):
+        report = whatif_report(params, results, cells, title=whatif_title(run))
+    # Rendered once here in every language: the report page then serves stored HTML (rendering
+    # takes about a second).
+    html = {}
+    for language, _ in settings.LANGUAGES:
+        with translation.override(language):
+            html[language] = render_html(whatif_report_translated(run, report), full_page=False, translations=translation)
+    return RunOutput(report_summary(report), {"report": report, "html": html})
+
+
+def whatif_title(run: Run) -> str:
+    return gettext("Staged scale-out of %(fabric)s v%(version)s") % {"fabric": run.snapshot.fabric.name, "version": run.snapshot.version}
+
+
+def whatif_report_translated(run: Run, report: dict) -> dict:
+    """The stored report with its title in the active language (the rest is translated as it is rendered)."""
+    return {**report, "title": whatif_title(run)}
+
+
+def whatif_report_html(run: Run) -> str:
+    """The report's HTML fragment in the active language: stored with the run, or rendered now
+    for a run stored before the report was rendered per language."""
+    stored = run.detail["html"]
+    language = translation.get_language()
+    if isinstance(stored, dict) and language in stored:
+        return stored[language]
+    return render_html(whatif_report_translated(run, run.detail["report"]), full_page=False, translations=translation)
 
 
 register_fanout(RunKind.WHATIF, FanOutKind(plan=plan, execute=execute, assemble=assemble))

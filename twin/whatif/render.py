@@ -30,15 +30,21 @@ import csv
 import html
 import io
 import json
-import textwrap
+import re
+import unicodedata
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from matplotlib import rc_context
 from matplotlib.backends.backend_pdf import PdfPages
 from matplotlib.figure import Figure
+from matplotlib.layout_engine import ConstrainedLayoutEngine
+from matplotlib.table import Table
 
-from twin.whatif.plots import FIGURES, size_text
+from twin.whatif.plots import FIGURES, font_settings, metric_name, size_text
+from twin.whatif.report import efficiency_note, knee_explanation
+from twin.whatif.rules import reason_text, tier_name
+from twin.simcore.translation import ENGLISH, Translations
 
 __all__ = ["CSV_COLUMNS", "render_comparison_html", "render_csv", "render_html", "render_pdf", "report_json"]
 
@@ -82,51 +88,60 @@ def report_json(report: Mapping[str, Any]) -> str:
     return json.dumps(report, indent=1, allow_nan=False)
 
 
-def render_html(report: Mapping[str, Any], *, full_page: bool = True) -> str:
+def render_html(report: Mapping[str, Any], *, full_page: bool = True, translations: Translations = ENGLISH) -> str:
     """The report as HTML with inline SVG plots: a whole page, or a fragment to embed."""
-    parts = [f'<div class="whatif"><h1>{_e(report["title"])}</h1>', _intro(report), _knee_html(report["knee"])]
+    tr = translations
+    parts = [f'<div class="whatif"><h1>{_e(report["title"])}</h1>', _intro(report, tr), _knee_html(report["knee"], tr)]
     figures = {name: (caption, function) for name, caption, function in FIGURES}
-    parts.append(_figure_html("scaling", *figures["scaling"], report))
-    parts.append("<h2>Stages</h2>" + _stage_table(report))
+    parts.append(_figure_html("scaling", *figures["scaling"], report, tr))
+    parts.append(_heading(tr.gettext("Stages")) + _stage_table(report, tr))
     parts += [
-        f'<p class="text">{_e(stage["label"])}, {_e(metric)}: {_e(note)}</p>'
+        f'<p class="text">{_e(_stage_label(stage, tr))}, {_e(metric_name(metric, tr))}: {_e(efficiency_note(note, tr))}</p>'
         for stage in report["stages"]
         for metric, note in stage["efficiency_notes"].items()
     ]
     if len(report["alternatives"]) > 1:
-        parts.append("<h2>Alternatives side by side</h2>" + _side_by_side_html(report))
+        parts.append(_heading(tr.gettext("Alternatives side by side")) + _side_by_side_html(report, tr))
         other_knees = [knee for name, knee in report["knees"].items() if name != report["primary"] and knee]
-        parts += [f'<p class="text"><b>{_e(knee["alternative"])}</b>: {_e(knee["explanation"])}</p>' for knee in other_knees]
-    parts.append(_figure_html("busbw-by-size", *figures["busbw-by-size"], report))
-    parts.append("<h2>Bill of materials</h2>" + _bom_table(report))
-    parts.append(_figure_html("bom", *figures["bom"], report))
-    parts.append("<h2>Structure and fault domain</h2>" + _structure_table(report))
-    parts.append(_figure_html("structure", *figures["structure"], report))
+        parts += [
+            f'<p class="text"><b>{_e(knee["alternative"])}</b>: {_e(knee_explanation(knee, tr))}</p>' for knee in other_knees
+        ]
+    parts.append(_figure_html("busbw-by-size", *figures["busbw-by-size"], report, tr))
+    parts.append(_heading(tr.gettext("Bill of materials")) + _table(*_bom_rows(report, tr)))
+    parts.append(_figure_html("bom", *figures["bom"], report, tr))
+    parts.append(_heading(tr.gettext("Structure and fault domain")) + _table(*_structure_rows(report, tr)))
+    parts.append(_figure_html("structure", *figures["structure"], report, tr))
     if report["rules"]:
-        parts.append("<h2>Design rules</h2>" + _rules_table(report["rules"]))
-    parts.append(_details_html(report))
+        parts.append(_heading(tr.gettext("Design rules")) + _rules_table(report["rules"], tr))
+    parts.append(_details_html(report, tr))
     parts.append("</div>")
     body = "\n".join(parts)
     if not full_page:
         return f"<style>{_STYLE}</style>\n{body}"
+    language = tr.pgettext("language code of the page", "en")
     return (
-        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{_e(report["title"])}</title>'
+        f'<!DOCTYPE html>\n<html lang="{_e(language)}"><head><meta charset="utf-8"><title>{_e(report["title"])}</title>'
         f"<style>{_STYLE}</style></head><body>\n{body}\n</body></html>\n"
     )
 
 
-def render_pdf(report: Mapping[str, Any]) -> bytes:
-    """A printable PDF: a title page with the knee, the plots, then the stage tables."""
+def render_pdf(report: Mapping[str, Any], *, translations: Translations = ENGLISH) -> bytes:
+    """A printable A4 PDF: a title page with the knee, one landscape page per plot, then the tables.
+
+    Every page keeps ``_MARGIN_IN`` free at its edges and its title above everything else
+    (tests/whatif/test_whatif_pdf_layout.py checks the word boxes of every page). TrueType
+    fonts (``pdf.fonttype`` 42) keep the text searchable and its boxes tight.
+    """
+    tr = translations
     buffer = io.BytesIO()
-    with PdfPages(buffer, metadata={"Title": report["title"], "Creator": "twin.whatif", "CreationDate": None}) as pdf:
-        pdf.savefig(_title_page(report))
-        for _, caption, function in FIGURES:
-            figure = function(report)
-            figure.suptitle(caption, fontsize=11)
-            pdf.savefig(figure)
-        for title, header, rows in _pdf_tables(report):
-            for start in range(0, max(1, len(rows)), 28):
-                pdf.savefig(_table_page(title, header, rows[start : start + 28]))
+    with rc_context({"pdf.fonttype": 42, **font_settings()}):
+        with PdfPages(buffer, metadata={"Title": report["title"], "Creator": "twin.whatif", "CreationDate": None}) as pdf:
+            pdf.savefig(_title_page(report, tr))
+            for _, caption, function in FIGURES:
+                pdf.savefig(_plot_page(function(report, tr), tr.gettext(caption)))
+            for title, header, rows in _pdf_tables(report, tr):
+                for start in range(0, max(1, len(rows)), _ROWS_PER_PAGE):
+                    pdf.savefig(_table_page(title, header, rows[start : start + _ROWS_PER_PAGE]))
     return buffer.getvalue()
 
 
@@ -139,16 +154,19 @@ def render_csv(report: Mapping[str, Any]) -> str:
     return buffer.getvalue()
 
 
-def render_comparison_html(comparison: Mapping[str, Any]) -> str:
+def render_comparison_html(comparison: Mapping[str, Any], *, translations: Translations = ENGLISH) -> str:
     """``compare_reports`` as an HTML fragment: both knees, then one table row per stage."""
+    tr = translations
     a, b = comparison["a"], comparison["b"]
-    parts = [f'<div class="whatif"><style>{_STYLE}</style><h1>{_e(a["title"])} vs {_e(b["title"])}</h1>']
+    title = tr.gettext("%(a)s vs %(b)s") % {"a": a["title"], "b": b["title"]}
+    parts = [f'<div class="whatif"><style>{_STYLE}</style><h1>{_e(title)}</h1>']
     for side, data in (("A", a), ("B", b)):
         knee = data["knee"]
-        text = knee["explanation"] if knee else "no knee: efficiency never drops suddenly"
+        text = knee_explanation(knee, tr) if knee else tr.gettext("no knee: efficiency never drops suddenly")
         parts.append(f'<p class="text"><b>{side}</b> ({_e(data["title"])}): {_e(text)}</p>')
-    header = "".join(f'<th colspan="3">{_e(label)}</th>' for label in comparison["metrics"].values())
-    sub = "<th>A</th><th>B</th><th>change</th>" * len(comparison["metrics"])
+    header = "".join(f'<th colspan="3">{_e(_compared_label(metric, label, tr))}</th>' for metric, label in comparison["metrics"].items())
+    change = tr.gettext("change")
+    sub = f"<th>A</th><th>B</th><th>{_e(change)}</th>" * len(comparison["metrics"])
     rows = []
     for row in comparison["rows"]:
         cells = []
@@ -161,14 +179,42 @@ def render_comparison_html(comparison: Mapping[str, Any]) -> str:
                 f'<td class="{css}">{"" if change is None else f"{change:+.1%}"}</td>'
             )
         rows.append(f'<tr><td class="text">{_e(row["alternative"])}</td><td>{row["factor"]:g}x</td>{"".join(cells)}</tr>')
+    alternative, factor = tr.gettext("alternative"), tr.gettext("factor")
     parts.append(
-        f'<table><tr><th class="text" rowspan="2">alternative</th><th rowspan="2">factor</th>{header}</tr>'
+        f'<table><tr><th class="text" rowspan="2">{_e(alternative)}</th>'
+        f'<th rowspan="2">{_e(factor)}</th>{header}</tr>'
         f"<tr>{sub}</tr>{''.join(rows)}</table></div>"
     )
     return "\n".join(parts)
 
 
+# -- words -------------------------------------------------------------------------------------
+
+
+def _stage_label(stage: Mapping[str, Any], tr: Translations) -> str:
+    """``"4x one-supernode (4,096 cards)"`` in the reader's language (stored labels are English)."""
+    return tr.ngettext(
+        "%(factor)sx %(alternative)s (%(count)s card)", "%(factor)sx %(alternative)s (%(count)s cards)", stage["cards"]
+    ) % {"factor": f"{stage['factor']:g}", "alternative": stage["alternative"], "count": f"{stage['cards']:,}"}
+
+
+def _compared_label(metric: str, label: str, tr: Translations) -> str:
+    if metric == "cards":  # a column, not "N cards"
+        return tr.pgettext("column or axis", "cards")
+    if metric.startswith("busbw "):
+        return tr.gettext("%(collective)s busbw (GB/s)") % {"collective": metric.removeprefix("busbw ")}
+    return tr.gettext(label)
+
+
 # -- HTML pieces -------------------------------------------------------------------------------
+
+
+class _Code(str):
+    """A table cell that is an identifier (a design rule's name, as the overrides spell it)."""
+
+
+def _heading(text: str) -> str:
+    return f"<h2>{_e(text)}</h2>"
 
 
 def _e(value: Any) -> str:
@@ -189,68 +235,98 @@ def _percent(value: float | None) -> str:
     return "–" if value is None else f"{value:.0%}"
 
 
-def _intro(report: Mapping[str, Any]) -> str:
+def _intro(report: Mapping[str, Any], tr: Translations) -> str:
     primary = [stage for stage in report["stages"] if stage["alternative"] == report["primary"]]
     sizes = report["sizes"]
-    sweep = f"{size_text(sizes[0])} to {size_text(sizes[-1])} ({len(sizes)} sizes)" if sizes else "no sizes"
-    reference = size_text(report["reference_size"]) if report["reference_size"] else "–"
-    return (
-        f'<p class="text">{len(primary)} stages of <b>{_e(report["primary"])}</b> from '
-        f"{primary[0]['cards']:,} to {primary[-1]['cards']:,} cards"
-        + (f"; alternatives: {_e(', '.join(report['alternatives'][1:]))}" if len(report["alternatives"]) > 1 else "")
-        + f". Collectives {_e(', '.join(report['collectives']) or 'none')} over {sweep}; efficiencies at "
-        f"{reference}; a knee is a drop of more than {report['threshold_points']:g} points from one stage to the next.</p>"
-    )
+    if sizes:
+        sweep = tr.ngettext("%(first)s to %(last)s (%(count)s size)", "%(first)s to %(last)s (%(count)s sizes)", len(sizes)) % {
+            "first": size_text(sizes[0]), "last": size_text(sizes[-1]), "count": len(sizes)
+        }
+    else:
+        sweep = tr.gettext("no sizes")
+    values = {
+        "stages": len(primary),
+        "primary": f"<b>{_e(report['primary'])}</b>",
+        "first": f"{primary[0]['cards']:,}",
+        "last": f"{primary[-1]['cards']:,}",
+        "collectives": _e(", ".join(report["collectives"]) or tr.gettext("none")),
+        "sweep": _e(sweep),
+        "reference": _e(size_text(report["reference_size"]) if report["reference_size"] else "–"),
+        "threshold": f"{report['threshold_points']:g}",
+    }
+    text = tr.ngettext(
+        "%(stages)s stage of %(primary)s from %(first)s to %(last)s cards.",
+        "%(stages)s stages of %(primary)s from %(first)s to %(last)s cards.",
+        len(primary),
+    ) % values
+    if len(report["alternatives"]) > 1:
+        text += " " + tr.gettext("Alternatives: %(alternatives)s.") % {"alternatives": _e(", ".join(report["alternatives"][1:]))}
+    text += " " + tr.gettext(
+        "Collectives %(collectives)s over %(sweep)s; efficiencies at %(reference)s; a knee is a drop of more than "
+        "%(threshold)s points from one stage to the next."
+    ) % values
+    return f'<p class="text">{text}</p>'
 
 
-def _knee_html(knee: Mapping[str, Any] | None) -> str:
+def _knee_html(knee: Mapping[str, Any] | None, tr: Translations) -> str:
     if knee is None:
-        return '<div class="ok-box">No knee: efficiency never drops suddenly from one stage to the next.</div>'
+        no_knee = tr.gettext("No knee: efficiency never drops suddenly from one stage to the next.")
+        return f'<div class="ok-box">{_e(no_knee)}</div>'
     remedy = knee["remedy"]
+    heading = tr.ngettext("Knee at %(count)s card (%(factor)sx).", "Knee at %(count)s cards (%(factor)sx).", knee["cards"]) % {
+        "count": f"{knee['cards']:,}", "factor": f"{knee['factor']:g}"
+    }
+    columns = (tr.gettext("symptom"), tr.gettext("likely cause"), tr.gettext("how to check"), tr.gettext("fix"))
+    cells = (remedy["symptom"], remedy["likely_cause"], remedy["check"], remedy["fix"])
     return (
-        f'<div class="knee-box"><b>Knee at {knee["cards"]:,} cards ({knee["factor"]:g}x).</b> {_e(knee["explanation"])}'
-        "<table><tr><th class='text'>symptom</th><th class='text'>likely cause</th><th class='text'>how to check</th>"
-        "<th class='text'>fix</th></tr>"
-        f"<tr><td class='text'>{_e(remedy['symptom'])}</td><td class='text'>{_e(remedy['likely_cause'])}</td>"
-        f"<td class='text'>{_e(remedy['check'])}</td><td class='text'>{_e(remedy['fix'])}</td></tr></table></div>"
+        f'<div class="knee-box"><b>{_e(heading)}</b> {_e(knee_explanation(knee, tr))}<table><tr>'
+        + "".join(f"<th class='text'>{_e(column)}</th>" for column in columns)
+        + "</tr><tr>"
+        + "".join(f"<td class='text'>{_e(tr.gettext(cell))}</td>" for cell in cells)
+        + "</tr></table></div>"
     )
 
 
-def _figure_html(name: str, caption: str, function: Any, report: Mapping[str, Any]) -> str:
-    return f'<figure id="plot-{name}">{_svg(function(report))}<figcaption>{_e(caption)}</figcaption></figure>'
+def _figure_html(name: str, caption: str, function: Any, report: Mapping[str, Any], tr: Translations) -> str:
+    return f'<figure id="plot-{name}">{_svg(function(report, tr))}<figcaption>{_e(tr.gettext(caption))}</figcaption></figure>'
 
 
 def _svg(figure: Figure) -> str:
     buffer = io.StringIO()
-    with rc_context({"svg.fonttype": "none", "svg.hashsalt": "twin-whatif"}):
+    with rc_context({"svg.fonttype": "none", "svg.hashsalt": "twin-whatif", **font_settings()}):
         figure.savefig(buffer, format="svg", metadata={"Date": None})  # same report, same bytes
     text = buffer.getvalue()
     return text[text.index("<svg") :]  # drop the XML prolog and DOCTYPE: inline SVG
 
 
-def _table(header: list[str], rows: list[list[Any]], *, highlight: set[int] = frozenset()) -> str:
+def _table(header: list[str], rows: list[list[Any]], highlight: set[int] = frozenset()) -> str:
     head = "".join(f'<th class="{"text" if position == 0 else ""}">{_e(name)}</th>' for position, name in enumerate(header))
     body = []
     for number, row in enumerate(rows):
         cells = "".join(
-            f'<td class="text">{_e(cell)}</td>' if isinstance(cell, str) else f"<td>{_number(cell)}</td>" for cell in row
+            f'<td class="text"><code>{_e(cell)}</code></td>' if isinstance(cell, _Code)
+            else f'<td class="text">{_e(cell)}</td>' if isinstance(cell, str) else f"<td>{_number(cell)}</td>"
+            for cell in row
         )
         body.append(f'<tr class="{"knee" if number in highlight else ""}">{cells}</tr>')
     return f"<table><tr>{head}</tr>{''.join(body)}</table>"
 
 
-def _stage_rows(report: Mapping[str, Any]) -> tuple[list[str], list[list[Any]], set[int]]:
+def _stage_rows(report: Mapping[str, Any], tr: Translations) -> tuple[list[str], list[list[Any]], set[int]]:
     collectives = report["collectives"]
-    header = ["stage", "tiers", "switches", "power kW", "diameter", "bisection GB/s"]
-    header += [f"{name} busbw" for name in collectives] + [f"{name} eff." for name in collectives]
-    header += ["step comm s", "step eff."]
+    header = [tr.gettext("stage"), tr.gettext("tiers"), tr.gettext("switches"), tr.gettext("power kW"),
+              tr.gettext("diameter"), tr.gettext("bisection GB/s")]
+    header += [tr.gettext("%(collective)s busbw") % {"collective": name} for name in collectives]
+    header += [tr.gettext("%(collective)s eff.") % {"collective": name} for name in collectives]
+    header += [tr.gettext("step comm s"), tr.gettext("step eff.")]
     rows, highlight = [], set()
     for number, stage in enumerate(report["stages"]):
         knee = report["knees"].get(stage["alternative"])
         if knee and knee["factor"] == stage["factor"]:
             highlight.add(number)
         rows.append(
-            [stage["label"], stage["tiers"], stage["switches_total"], stage["power_kw"], stage["diameter_hops"], stage["bisection_GBps"]]
+            [_stage_label(stage, tr), stage["tiers"], stage["switches_total"], stage["power_kw"], stage["diameter_hops"],
+             stage["bisection_GBps"]]
             + [stage["reference_busbw_GBps"].get(name) for name in collectives]
             + [_percent(stage["efficiency"].get(name)) for name in collectives]
             + [stage["step_comm_time_s"], _percent(stage["efficiency"].get("training_step"))]
@@ -258,16 +334,16 @@ def _stage_rows(report: Mapping[str, Any]) -> tuple[list[str], list[list[Any]], 
     return header, rows, highlight
 
 
-def _stage_table(report: Mapping[str, Any]) -> str:
-    header, rows, highlight = _stage_rows(report)
+def _stage_table(report: Mapping[str, Any], tr: Translations) -> str:
     # Percentages are text: keep them right-aligned like numbers.
-    return _table(header, rows, highlight=highlight).replace('<td class="text">–</td>', "<td>–</td>")
+    return _table(*_stage_rows(report, tr)).replace('<td class="text">–</td>', "<td>–</td>")
 
 
-def _side_by_side_html(report: Mapping[str, Any]) -> str:
+def _side_by_side_html(report: Mapping[str, Any], tr: Translations) -> str:
     collectives = report["collectives"]
-    header = ["factor / alternative", "cards", "tiers", "switches", "power kW", "cost USD", "bisection GB/s", "mean hops"]
-    header += [f"{name} busbw" for name in collectives] + ["step comm s"]
+    header = [tr.gettext("factor / alternative"), tr.pgettext("column or axis", "cards"), tr.gettext("tiers"), tr.gettext("switches"),
+              tr.gettext("power kW"), tr.gettext("cost USD"), tr.gettext("bisection GB/s"), tr.gettext("mean hops")]
+    header += [tr.gettext("%(collective)s busbw") % {"collective": name} for name in collectives] + [tr.gettext("step comm s")]
     rows = []
     for group in report["side_by_side"]:
         for alternative, values in group["alternatives"].items():
@@ -280,15 +356,17 @@ def _side_by_side_html(report: Mapping[str, Any]) -> str:
     return _table(header, rows)
 
 
-def _bom_rows(report: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]]:
+def _bom_rows(report: Mapping[str, Any], tr: Translations) -> tuple[list[str], list[list[Any]]]:
     tiers = list(dict.fromkeys(tier for stage in report["stages"] for tier in stage["bom"]["switches"]))
-    header = ["stage", "cards"] + [f"{tier} switches" for tier in tiers]
-    header += ["cables", "transceivers", "power kW", "cost USD", "added switches", "added kW"]
+    header = [tr.gettext("stage"), tr.pgettext("column or axis", "cards")]
+    header += [tr.gettext("%(tier)s switches") % {"tier": tier_name(tier, tr)} for tier in tiers]
+    header += [tr.gettext("cables"), tr.gettext("transceivers"), tr.gettext("power kW"), tr.gettext("cost USD"),
+               tr.gettext("added switches"), tr.gettext("added kW")]
     rows = []
     for stage in report["stages"]:
         bom, delta = stage["bom"], stage["bom_delta"]
         rows.append(
-            [stage["label"], bom["cards"]]
+            [_stage_label(stage, tr), bom["cards"]]
             + [bom["switches"].get(tier, 0) for tier in tiers]
             + [bom["cables_total"], bom["transceivers_total"], bom["power_kw"]["total"], bom["cost_usd"]["total"],
                delta["switches_total"] if delta else None, delta["power_kw"]["total"] if delta else None]
@@ -296,21 +374,16 @@ def _bom_rows(report: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]]:
     return header, rows
 
 
-def _bom_table(report: Mapping[str, Any]) -> str:
-    header, rows = _bom_rows(report)
-    return _table(header, rows)
-
-
-def _structure_rows(report: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]]:
+def _structure_rows(report: Mapping[str, Any], tr: Translations) -> tuple[list[str], list[list[Any]]]:
     tiers = list(dict.fromkeys(tier for stage in report["stages"] for tier in stage["structure"]["fault_domain"]))
-    header = ["stage", "mean hops", "bisection per card GB/s"]
-    header += [f"lose one {tier}: cut off / degraded" for tier in tiers]
+    header = [tr.gettext("stage"), tr.gettext("mean hops"), tr.gettext("bisection per card GB/s")]
+    header += [tr.gettext("lose one %(tier)s: cut off / degraded") % {"tier": tier_name(tier, tr)} for tier in tiers]
     rows = []
     for stage in report["stages"]:
         structure = stage["structure"]
         faults = structure["fault_domain"]
         rows.append(
-            [stage["label"], structure["mean_hops"], structure["bisection_per_card_GBps"]]
+            [_stage_label(stage, tr), structure["mean_hops"], structure["bisection_per_card_GBps"]]
             + [
                 f"{faults[tier]['cut_off_cards']:,} / {faults[tier]['degraded_cards']:,}" if tier in faults else "–"
                 for tier in tiers
@@ -319,73 +392,153 @@ def _structure_rows(report: Mapping[str, Any]) -> tuple[list[str], list[list[Any
     return header, rows
 
 
-def _structure_table(report: Mapping[str, Any]) -> str:
-    header, rows = _structure_rows(report)
-    return _table(header, rows)
-
-
-def _rules_table(rules: Mapping[str, Any]) -> str:
+def _rules_table(rules: Mapping[str, Any], tr: Translations) -> str:
     inferred = rules.get("inferred", {})
-    rows = [[name, _number(value), inferred.get(name, "")] for name, value in rules.items() if name != "inferred"]
-    return _table(["rule", "value", "how it was found"], rows)
+    rows = [[_Code(name), _number(value), reason_text(inferred.get(name, ""), tr)] for name, value in rules.items() if name != "inferred"]
+    return _table([tr.gettext("rule"), tr.gettext("value"), tr.gettext("how it was found")], rows)
 
 
-def _details_html(report: Mapping[str, Any]) -> str:
+def _details_html(report: Mapping[str, Any], tr: Translations) -> str:
     """Per stage, busbw per size and collective (collapsed): the numbers behind the plots."""
-    parts = ["<h2>busbw per size</h2>"]
+    parts = [_heading(tr.gettext("busbw per size"))]
     for stage in report["stages"]:
         collectives = list(stage["busbw_GBps"])
         sizes = sorted({size for series in stage["busbw_GBps"].values() for size in series}, key=int)
         rows = [[size_text(int(size))] + [stage["busbw_GBps"][name].get(size) for name in collectives] for size in sizes]
-        parts.append(f"<details><summary>{_e(stage['label'])}</summary>{_table(['size', *collectives], rows)}</details>")
+        table = _table([tr.gettext("size"), *collectives], rows)
+        parts.append(f"<details><summary>{_e(_stage_label(stage, tr))}</summary>{table}</details>")
     return "\n".join(parts)
 
 
 # -- PDF pieces --------------------------------------------------------------------------------
 
+_A4_PORTRAIT = (8.27, 11.69)
+_A4_LANDSCAPE = (11.69, 8.27)
+_MARGIN_IN = 0.5
+"""Free space at every edge of a PDF page."""
+_TITLE_IN = 0.75
+"""The band under the top margin that holds a page's title, above everything else."""
+_ROWS_PER_PAGE = 24
+_TABLE_FONT_PT = 7.0
 
-def _title_page(report: Mapping[str, Any]) -> Figure:
-    figure = Figure(figsize=(8.27, 11.69))  # A4 portrait
-    figure.text(0.08, 0.93, report["title"], fontsize=18, weight="bold")
+
+def _title_page(report: Mapping[str, Any], tr: Translations) -> Figure:
+    figure = Figure(figsize=_A4_PORTRAIT)
+    width, height = _A4_PORTRAIT
+    left = _MARGIN_IN / width
+    columns = int((width - 2 * _MARGIN_IN) * 72 / 5.6)  # DejaVu Sans at 10 pt: about 5.6 pt per Latin letter
+    top = 1 - _MARGIN_IN / height
+    title = figure.text(left, top, _wrap(report["title"], columns * 10 // 18), fontsize=18, weight="bold", va="top")
     knee = report["knee"]
     if knee:
-        heading = f"Knee at {knee['cards']:,} cards ({knee['factor']:g}x {knee['alternative']})"
-        body = f"{knee['explanation']}\n\nSymptom: {knee['remedy']['symptom']}. Check: {knee['remedy']['check']}. Fix: {knee['remedy']['fix']}."
+        heading = tr.ngettext(
+            "Knee at %(count)s card (%(factor)sx %(alternative)s)", "Knee at %(count)s cards (%(factor)sx %(alternative)s)", knee["cards"]
+        ) % {"count": f"{knee['cards']:,}", "factor": f"{knee['factor']:g}", "alternative": knee["alternative"]}
+        remedy = knee["remedy"]
+        body = knee_explanation(knee, tr) + "\n\n" + tr.gettext("Symptom: %(symptom)s. Check: %(check)s. Fix: %(fix)s.") % {
+            "symptom": tr.gettext(remedy["symptom"]), "check": tr.gettext(remedy["check"]), "fix": tr.gettext(remedy["fix"])
+        }
     else:
-        heading, body = "No knee", "Efficiency never drops suddenly from one stage to the next."
-    figure.text(0.08, 0.87, heading, fontsize=13, color="#c0392b" if knee else "#27ae60", weight="bold")
-    figure.text(0.08, 0.84, _wrap(body), fontsize=10, va="top")
-    lines = [f"{stage['label']}: {stage['tiers']} tiers, {stage['switches_total']:,} switches, "
-             f"{stage['power_kw']:,.0f} kW, bisection {stage['bisection_GBps']:,.0f} GB/s" for stage in report["stages"]]
-    figure.text(0.08, 0.62, "Stages", fontsize=12, weight="bold")
-    figure.text(0.08, 0.60, "\n".join(lines[:40]), fontsize=8, va="top", family="monospace")
+        heading = tr.gettext("No knee")
+        body = tr.gettext("Efficiency never drops suddenly from one stage to the next.")
+    lines = [
+        tr.gettext("%(stage)s: %(tiers)s tiers, %(switches)s switches, %(power)s kW, bisection %(bisection)s GB/s") % {
+            "stage": _stage_label(stage, tr), "tiers": stage["tiers"], "switches": f"{stage['switches_total']:,}",
+            "power": f"{stage['power_kw']:,.0f}", "bisection": f"{stage['bisection_GBps']:,.0f}",
+        }
+        for stage in report["stages"]
+    ]
+    # Each block starts under the one before (its drawn height, not a guess).
+    blocks = [
+        (_wrap(heading, columns * 10 // 13), {"fontsize": 13, "weight": "bold", "color": "#c0392b" if knee else "#27ae60"}),
+        (_wrap(body, columns), {"fontsize": 10}),
+        (tr.gettext("Stages"), {"fontsize": 12, "weight": "bold"}),
+        ("\n".join(_wrap(line, columns * 10 // 8) for line in lines[:40]), {"fontsize": 8}),
+    ]
+    below = title.get_window_extent().y0 / figure.dpi / height
+    for text, style in blocks:
+        # Chinese glyphs stand taller than Latin ones: more line spacing keeps lines apart.
+        drawn = figure.text(left, below - 0.2 / height, text, va="top", linespacing=1.5, **style)
+        below = drawn.get_window_extent().y0 / figure.dpi / height
+    return figure
+
+
+def _plot_page(figure: Figure, title: str) -> Figure:
+    """A report plot on its own A4 landscape page, under the page's title."""
+    figure.set_size_inches(*_A4_LANDSCAPE)
+    width, height = _A4_LANDSCAPE
+    figure.text(_MARGIN_IN / width, 1 - _MARGIN_IN / height, title, fontsize=13, weight="bold", va="top")
+    plots_top = 1 - (_MARGIN_IN + _TITLE_IN) / height
+    figure.set_layout_engine(
+        ConstrainedLayoutEngine(rect=(_MARGIN_IN / width, _MARGIN_IN / height, 1 - 2 * _MARGIN_IN / width, plots_top - _MARGIN_IN / height))
+    )
     return figure
 
 
 def _table_page(title: str, header: list[str], rows: list[list[Any]]) -> Figure:
-    figure = Figure(figsize=(11.69, 8.27))  # A4 landscape
-    axes = figure.add_axes((0.03, 0.05, 0.94, 0.85))
+    """One page of a table, its columns as wide as their longest cell (headers wrapped to fit)."""
+    figure = Figure(figsize=_A4_LANDSCAPE)
+    width, height = _A4_LANDSCAPE
+    figure.text(_MARGIN_IN / width, 1 - _MARGIN_IN / height, title, fontsize=13, weight="bold", va="top")
+    left, bottom = _MARGIN_IN / width, _MARGIN_IN / height
+    axes = figure.add_axes((left, bottom, 1 - 2 * left, 1 - bottom - (_MARGIN_IN + _TITLE_IN) / height))
     axes.axis("off")
-    figure.text(0.03, 0.94, title, fontsize=13, weight="bold")
     cells = [[cell if isinstance(cell, str) else _number(cell) for cell in row] for row in rows] or [["–"] * len(header)]
-    table = axes.table(cellText=cells, colLabels=[textwrap.fill(name, 14) for name in header], loc="upper left", cellLoc="right")
+    widths = [max([_text_columns(row[column]) for row in cells] + [8]) for column in range(len(header))]
+    available = (width - 2 * _MARGIN_IN) * 72 / (_TABLE_FONT_PT * 0.62)  # columns of text the page holds
+    # Headers wrap to their column, or to a share of what the cells leave free when that is wider.
+    spare = max(0.0, available - sum(widths) - 2 * len(header)) / len(header)
+    labels = [_wrap(name, int(widths[column] + spare)) for column, name in enumerate(header)]
+    widths = [max(widths[column], *(_text_columns(line) for line in labels[column].split("\n"))) + 2 for column in range(len(header))]
+    total = sum(widths)
+    share = 1 - 2 * Table.AXESPAD  # "upper left" sets the table in by AXESPAD of the axes' width
+    table = axes.table(
+        cellText=cells, colLabels=labels, colWidths=[share * value / total for value in widths], loc="upper left", cellLoc="right"
+    )
     table.auto_set_font_size(False)
-    table.set_fontsize(6.5)
-    table.scale(1.0, 1.5)
+    table.set_fontsize(_TABLE_FONT_PT * min(1.0, available / total))
+    row_height = 1.6 * _TABLE_FONT_PT / 72 / (axes.get_position().height * height)
+    header_lines = max(label.count("\n") + 1 for label in labels)
+    for (row, column), cell in table.get_celld().items():
+        cell.set_height(row_height * (header_lines if row == 0 else 1))
+        if column == 0:
+            cell.get_text().set_horizontalalignment("left")
+            cell.PAD = 0.03
     return figure
 
 
-def _pdf_tables(report: Mapping[str, Any]) -> list[tuple[str, list[str], list[list[Any]]]]:
-    header, rows, _ = _stage_rows(report)
+def _pdf_tables(report: Mapping[str, Any], tr: Translations) -> list[tuple[str, list[str], list[list[Any]]]]:
+    header, rows, _ = _stage_rows(report, tr)
     return [
-        ("Stages", header, rows),
-        ("Bill of materials", *_bom_rows(report)),
-        ("Structure and fault domain", *_structure_rows(report)),
+        (tr.gettext("Stages"), header, rows),
+        (tr.gettext("Bill of materials"), *_bom_rows(report, tr)),
+        (tr.gettext("Structure and fault domain"), *_structure_rows(report, tr)),
     ]
 
 
-def _wrap(text: str) -> str:
-    return "\n".join(textwrap.fill(paragraph, 95) for paragraph in text.split("\n"))
+def _text_columns(text: str) -> int:
+    """How wide ``text`` prints, in Latin letters: a Chinese character takes two."""
+    return sum(2 if unicodedata.east_asian_width(character) in "WF" else 1 for character in text)
+
+
+_NO_LINE_START = set("，。；：、！？）》」")
+"""Chinese punctuation that stays at the end of the line before rather than start a line."""
+
+
+def _wrap(text: str, columns: int) -> str:
+    """Lines of at most ``columns`` (``_text_columns``), broken at spaces or between Chinese characters."""
+    lines = []
+    for paragraph in text.split("\n"):
+        line = ""
+        for token in re.findall(r"\S+\s*|\s+", paragraph) if paragraph else [""]:
+            for piece in re.findall(r"[\u2e80-\u9fff\uff00-\uffef]|[^\u2e80-\u9fff\uff00-\uffef]+", token) or [token]:
+                if line and _text_columns(line + piece.rstrip()) > columns and piece.strip() not in _NO_LINE_START:
+                    lines.append(line.rstrip())
+                    line = piece.lstrip()
+                else:
+                    line += piece
+        lines.append(line.rstrip())
+    return "\n".join(lines)
 
 
 # -- CSV pieces --------------------------------------------------------------------------------

@@ -32,13 +32,18 @@ from typing import Any
 
 from twin.whatif.bom import bom_delta
 from twin.whatif.errors import WhatIfError
+from twin.simcore.translation import ENGLISH, Translations, gettext_noop
 
 __all__ = [
+    "CAUSE_NAMES",
     "ECMP_LOSS_THRESHOLD",
     "REMEDIES",
     "REPORT_SCHEMA",
     "assemble_report",
     "compare_reports",
+    "efficiency_note",
+    "knee_explanation",
+    "knee_facts",
     "knee_index",
     "report_summary",
 ]
@@ -50,37 +55,46 @@ TRAINING_METRIC = "training_step"
 
 REMEDIES: dict[str, dict[str, str]] = {
     "switch-congestion": {
-        "symptom": "non-linear scaling after growth",
-        "likely_cause": "switch congestion",
-        "check": "per-port utilisation",
-        "fix": "change topology or add switches",
+        "symptom": gettext_noop("non-linear scaling after growth"),
+        "likely_cause": gettext_noop("switch congestion"),
+        "check": gettext_noop("per-port utilisation"),
+        "fix": gettext_noop("change topology or add switches"),
     },
     "ecmp-collisions": {
-        "symptom": "non-linear scaling after growth",
-        "likely_cause": "switch congestion (ECMP hash collisions)",
-        "check": "per-port utilisation; compare hashing with spraying",
-        "fix": "change topology or add switches; adaptive routing or packet spraying",
+        "symptom": gettext_noop("non-linear scaling after growth"),
+        "likely_cause": gettext_noop("switch congestion (ECMP hash collisions)"),
+        "check": gettext_noop("per-port utilisation; compare hashing with spraying"),
+        "fix": gettext_noop("change topology or add switches; adaptive routing or packet spraying"),
     },
     "card-port": {
-        "symptom": "bandwidth only ~half of peak",
-        "likely_cause": "chunk size wrong (each step's share shrinks as ranks grow)",
-        "check": "sweep chunk size in a benchmark",
-        "fix": "chunk ~ bandwidth-delay product; a hierarchical or tree algorithm",
+        "symptom": gettext_noop("bandwidth only ~half of peak"),
+        "likely_cause": gettext_noop("chunk size wrong (each step's share shrinks as ranks grow)"),
+        "check": gettext_noop("sweep chunk size in a benchmark"),
+        "fix": gettext_noop("chunk ~ bandwidth-delay product; a hierarchical or tree algorithm"),
     },
     "latency": {
-        "symptom": "performance collapses at scale",
-        "likely_cause": "no topology-aware placement (more hops and steps per collective)",
-        "check": "check placement against hop distance",
-        "fix": "topology-aware scheduling",
+        "symptom": gettext_noop("performance collapses at scale"),
+        "likely_cause": gettext_noop("no topology-aware placement (more hops and steps per collective)"),
+        "check": gettext_noop("check placement against hop distance"),
+        "fix": gettext_noop("topology-aware scheduling"),
     },
     "protocol-overhead": {
-        "symptom": "high small-message latency",
-        "likely_cause": "protocol overhead",
-        "check": "compare memory-semantic vs message-passing latency",
-        "fix": "use memory semantics",
+        "symptom": gettext_noop("high small-message latency"),
+        "likely_cause": gettext_noop("protocol overhead"),
+        "check": gettext_noop("compare memory-semantic vs message-passing latency"),
+        "fix": gettext_noop("use memory semantics"),
     },
 }
-"""Cause code -> the matching row of DOMAIN.md's troubleshooting table."""
+"""Cause code -> the matching row of DOMAIN.md's troubleshooting table (English, translated when shown)."""
+
+CAUSE_NAMES: dict[str, str] = {
+    "switch-congestion": gettext_noop("switch congestion"),
+    "ecmp-collisions": gettext_noop("ECMP hash collisions"),
+    "card-port": gettext_noop("the cards' own ports"),
+    "latency": gettext_noop("latency"),
+    "protocol-overhead": gettext_noop("protocol overhead"),
+}
+"""Cause code -> a short name for the plots."""
 
 
 def knee_index(efficiency: Sequence[float | None], threshold_points: float = 10.0) -> int | None:
@@ -189,15 +203,15 @@ def report_summary(report: Mapping[str, Any]) -> dict[str, Any]:
 
 
 _COMPARED = (
-    ("cards", "cards"),
-    ("tiers", "tiers"),
-    ("switches_total", "switches"),
-    ("power_kw", "power (kW)"),
-    ("cost_usd", "cost (USD)"),
-    ("bisection_GBps", "bisection (GB/s)"),
-    ("diameter_hops", "diameter (hops)"),
-    ("mean_hops", "mean hops"),
-    ("step_comm_time_s", "step communication (s)"),
+    ("cards", gettext_noop("cards")),
+    ("tiers", gettext_noop("tiers")),
+    ("switches_total", gettext_noop("switches")),
+    ("power_kw", gettext_noop("power (kW)")),
+    ("cost_usd", gettext_noop("cost (USD)")),
+    ("bisection_GBps", gettext_noop("bisection (GB/s)")),
+    ("diameter_hops", gettext_noop("diameter (hops)")),
+    ("mean_hops", gettext_noop("mean hops")),
+    ("step_comm_time_s", gettext_noop("step communication (s)")),
 )
 
 
@@ -292,8 +306,9 @@ def _reference_point(cell: Mapping[str, Any], reference: int | None) -> Mapping[
 
 def _unavailable_reference_algorithm(
     first: Mapping[str, Any], entry: Mapping[str, Any], metric: str, reference: int | None
-) -> str | None:
-    """Why ``entry`` cannot be compared with the first stage on ``metric``, if it cannot.
+) -> dict[str, Any] | None:
+    """Why ``entry`` cannot be compared with the first stage on ``metric``, if it cannot
+    (``algorithm``, ``cards`` of the first stage, ``reason``).
 
     When the first stage's choice is an all-pairs algorithm left out of this
     stage's sweep (``performance_cell``'s ``too_large``), a drop would only
@@ -306,10 +321,16 @@ def _unavailable_reference_algorithm(
     reason = cell.get("too_large", {}).get(first_point["chosen_algorithm"])
     if reason is None:
         return None
-    return (
-        f"not comparable with the first stage: {first_point['chosen_algorithm']} (chosen at "
-        f"{first['cards']:,} cards) is not simulated here ({reason})"
-    )
+    return {"algorithm": first_point["chosen_algorithm"], "cards": first["cards"], "reason": reason}
+
+
+def efficiency_note(note: Mapping[str, Any] | str, tr: Translations = ENGLISH) -> str:
+    """Why a stage's efficiency is missing (``efficiency_notes``), for people."""
+    if isinstance(note, str):  # stored before notes were kept as data: English
+        return note
+    return tr.gettext(
+        "not comparable with the first stage: %(algorithm)s (chosen at %(cards)s cards) is not simulated here (%(reason)s)"
+    ) % {"algorithm": note["algorithm"], "cards": f"{note['cards']:,}", "reason": note["reason"]}
 
 
 def _ratio(numerator: float | None, denominator: float | None) -> float | None:
@@ -352,43 +373,18 @@ def _diagnose(previous: dict[str, Any], entry: dict[str, Any], metric: str) -> d
     if point["bound"] == "bandwidth":
         if loss is not None and loss >= ECMP_LOSS_THRESHOLD:
             cause = "ecmp-collisions"
-            sentence = (
-                f"bandwidth-bound on the {bottleneck} links, where per-flow ECMP hashing delivers "
-                f"{loss:.0%} less than ideal spraying (hash collisions)"
-            )
         elif not bottleneck.startswith("card-"):
             cause = "switch-congestion"
-            sentence = f"bandwidth-bound: the {bottleneck} tier saturates"
         else:
             cause = "card-port"
-            sentence = f"bandwidth-bound on the cards' own ports ({bottleneck}), with more, smaller steps per collective"
     elif point.get("bottleneck_domain") == "scale-out":
         cause = "protocol-overhead"
-        sentence = "latency-bound on the scale-out network: message-passing overhead per step"
     else:
         cause = "latency"
-        sentence = "latency-bound: more steps and more hops per step"
-    facts = []
-    if entry["tiers"] > previous["tiers"]:
-        facts.append(
-            f"a switch tier was added ({previous['tiers']} -> {entry['tiers']} tiers; diameter "
-            f"{previous['diameter_hops']} -> {entry['diameter_hops']} hops)"
-        )
     algorithm = point.get("chosen_algorithm") or point.get("algorithm")
     algorithm_before = before and (before.get("chosen_algorithm") or before.get("algorithm"))
-    if algorithm_before and algorithm != algorithm_before:
-        facts.append(f"the best algorithm changed from {algorithm_before} to {algorithm}")
     value, value_before = entry["efficiency"][metric], previous["efficiency"][metric]
-    drop = (value_before - value) * 100
-    remedy = REMEDIES[cause]
-    what = "training-step communication" if metric == TRAINING_METRIC else f"{metric} busbw"
-    explanation = (
-        f"At {entry['cards']:,} cards ({entry['factor']:g}x, {entry['alternative']}) {what} efficiency drops "
-        f"from {value_before:.0%} to {value:.0%} ({drop:.0f} points): {sentence}"
-        + (f"; {'; '.join(facts)}" if facts else "")
-        + f". Fix: {remedy['fix']}."
-    )
-    return {
+    knee = {
         "alternative": entry["alternative"],
         "factor": entry["factor"],
         "cards": entry["cards"],
@@ -396,14 +392,76 @@ def _diagnose(previous: dict[str, Any], entry: dict[str, Any], metric: str) -> d
         "metric": metric,
         "efficiency": value,
         "previous_efficiency": value_before,
-        "drop_points": drop,
+        "drop_points": (value_before - value) * 100,
         "cause": cause,
         "bound": point["bound"],
         "bottleneck_link_class": point.get("bottleneck_link_class"),
         "ecmp_collision_loss": loss,
-        "facts": facts,
-        "remedy": remedy,
-        "explanation": explanation,
+        "tiers": entry["tiers"],
+        "previous_tiers": previous["tiers"],
+        "diameter_hops": entry["diameter_hops"],
+        "previous_diameter_hops": previous["diameter_hops"],
+        "algorithm": algorithm,
+        "previous_algorithm": algorithm_before or None,
+        "remedy": REMEDIES[cause],
+    }
+    return {**knee, "facts": knee_facts(knee), "explanation": knee_explanation(knee)}
+
+
+def knee_facts(knee: Mapping[str, Any], tr: Translations = ENGLISH) -> list[str]:
+    """What changed at the knee besides the size: a new switch tier, another best algorithm."""
+    if "previous_tiers" not in knee:  # stored before the knee kept what changed: its English facts
+        return list(knee["facts"])
+    facts = []
+    if knee["tiers"] > knee["previous_tiers"]:
+        facts.append(
+            tr.gettext("a switch tier was added (%(before)s -> %(after)s tiers; diameter %(diameter_before)s -> %(diameter)s hops)")
+            % {"before": knee["previous_tiers"], "after": knee["tiers"],
+               "diameter_before": knee["previous_diameter_hops"], "diameter": knee["diameter_hops"]}
+        )
+    if knee["previous_algorithm"] and knee["algorithm"] != knee["previous_algorithm"]:
+        facts.append(
+            tr.gettext("the best algorithm changed from %(before)s to %(after)s")
+            % {"before": knee["previous_algorithm"], "after": knee["algorithm"]}
+        )
+    return facts
+
+
+def knee_explanation(knee: Mapping[str, Any], tr: Translations = ENGLISH) -> str:
+    """The knee in one paragraph: where, how far efficiency drops, why, and the fix."""
+    bottleneck = knee["bottleneck_link_class"] or "unknown"
+    sentences = {
+        "ecmp-collisions": tr.gettext(
+            "bandwidth-bound on the %(links)s links, where per-flow ECMP hashing delivers %(loss)s less than ideal "
+            "spraying (hash collisions)"
+        ),
+        "switch-congestion": tr.gettext("bandwidth-bound: the %(links)s tier saturates"),
+        "card-port": tr.gettext("bandwidth-bound on the cards' own ports (%(links)s), with more, smaller steps per collective"),
+        "protocol-overhead": tr.gettext("latency-bound on the scale-out network: message-passing overhead per step"),
+        "latency": tr.gettext("latency-bound: more steps and more hops per step"),
+    }
+    loss = knee["ecmp_collision_loss"]
+    sentence = sentences[knee["cause"]] % {"links": bottleneck, "loss": f"{loss:.0%}" if loss is not None else "?"}
+    metric = knee["metric"]
+    if metric == TRAINING_METRIC:
+        what = tr.gettext("training-step communication")
+    else:
+        what = tr.gettext("%(collective)s busbw") % {"collective": metric}
+    facts = knee_facts(knee, tr)
+    return tr.gettext(
+        "At %(cards)s cards (%(factor)sx, %(alternative)s) %(what)s efficiency drops from %(before)s to %(after)s "
+        "(%(points)s points): %(cause)s%(facts)s. Fix: %(fix)s."
+    ) % {
+        "cards": f"{knee['cards']:,}",
+        "factor": f"{knee['factor']:g}",
+        "alternative": knee["alternative"],
+        "what": what,
+        "before": f"{knee['previous_efficiency']:.0%}",
+        "after": f"{knee['efficiency']:.0%}",
+        "points": f"{knee['drop_points']:.0f}",
+        "cause": sentence,
+        "facts": "".join(tr.gettext("; %(fact)s") % {"fact": fact} for fact in facts),
+        "fix": tr.gettext(knee["remedy"]["fix"]),
     }
 
 

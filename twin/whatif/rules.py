@@ -16,15 +16,17 @@ Sizing follows MODELLING.md section 7: a leaf of radix k at r:1 has
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from twin.simcore.model import MAX_LINK_GBPS, FabricSpec, LinkSpec, NodeSpec
+from twin.simcore.translation import ENGLISH, Translations, gettext_noop
 from twin.whatif.errors import WhatIfError
 
-__all__ = ["DESIGNS", "MAX_TIERS", "DesignRules", "design_rules", "tiers_needed"]
+__all__ = ["DESIGNS", "MAX_TIERS", "DesignRules", "design_rules", "reason_text", "tier_name", "tiers_needed"]
 
 DESIGNS = ("fat-tree", "rail", "supernodes")
 """Base designs a snapshot can follow: one fat-tree ICN, rail-optimised, K super-nodes."""
@@ -173,6 +175,84 @@ def tiers_needed(cards: int, radix: int, ports_down: int) -> int:
     return tiers
 
 
+_TIER_NAMES = {
+    "leaf": gettext_noop("leaf"),
+    "spine": gettext_noop("spine"),
+    "core": gettext_noop("core"),
+    "nvswitch": gettext_noop("NVSwitch"),
+    "scale-out leaf": gettext_noop("scale-out leaf"),
+    "scale-out spine": gettext_noop("scale-out spine"),
+    "scale-out core": gettext_noop("scale-out core"),
+}
+
+
+def tier_name(tier: str, tr: Translations = ENGLISH) -> str:
+    """A switch tier for people; a tier the twin does not know keeps its own name."""
+    return tr.gettext(_TIER_NAMES[tier]) if tier in _TIER_NAMES else tier
+
+
+# Where each rule's value came from (``inferred``), in English; ``reason_text`` gives it in the
+# reader's language by matching it against these.
+_ATTR = gettext_noop('fabric attrs["%(key)s"]')
+_ATTR_DESIGN = gettext_noop('fabric attrs["design"] (%(design)s)')
+_LEAF_PORTS_ATTRS = gettext_noop('fabric attrs["leaf_ports_down"] / attrs["leaf_ports_up"]')
+_NO_NETWORK = gettext_noop("the snapshot has no switch network to read it from")
+_DEFAULT = gettext_noop("default (the snapshot does not say)")
+_DEFAULT_NONE = gettext_noop("default (the snapshot has none)")
+_SINGLE_SWITCH = gettext_noop("a single switch grows as 2 tiers")
+_CARDS = gettext_noop("graph: %(cards)s cards")
+_CARDS_PER_HOST = gettext_noop("graph: most common cards per host (%(count)s)")
+_RADIX = gettext_noop("graph: most common %(domain)s switch radix")
+_RADIX_WITHOUT_SHARP = gettext_noop("graph: most common %(domain)s switch radix (without the SHARP engine's port)")
+_PORTS_USED = gettext_noop("graph: most ports used by a %(domain)s switch (%(count)s), rounded up to even")
+_TIERS = gettext_noop("graph: %(count)s switch tiers (%(tiers)s)")
+_NO_UPLINKS = gettext_noop("graph: the fullest leaf has no uplinks; taken as non-blocking")
+_BELOW_ONE = gettext_noop("below 1:1, taken as non-blocking")
+_FULLEST_LEAF = gettext_noop("graph: fullest leaf has %(down)s ports down, %(up)s up")
+_CARD_LINK = gettext_noop("graph: most common %(domain)s card-link bandwidth")
+_LINK_LATENCY = gettext_noop("graph: most common %(domain)s link latency")
+_FORWARDING = gettext_noop("graph: most common %(domain)s forwarding latency")
+_NVLINK = gettext_noop("graph: most common NVLink bandwidth")
+_RAILS = gettext_noop("graph: a host's cards reach %(rails)s leaves (rails); the fullest leaf has %(servers)s servers")
+_SUPERNODES = gettext_noop('graph: %(count)s distinct card attrs["supernode"]')
+_IN_SERVER_NVSWITCH = gettext_noop("graph: cards have an in-server NVSwitch")
+_SEVERAL_SUPERNODES = gettext_noop("graph: cards belong to several super-nodes")
+_ONE_NETWORK = gettext_noop("graph: one switch network, no NVSwitch, one super-node")
+_REASONS = (
+    _ATTR, _ATTR_DESIGN, _LEAF_PORTS_ATTRS, _NO_NETWORK, _DEFAULT, _DEFAULT_NONE, _SINGLE_SWITCH, _CARDS, _CARDS_PER_HOST,
+    _RADIX, _RADIX_WITHOUT_SHARP, _PORTS_USED, _TIERS, _NO_UPLINKS, _BELOW_ONE, _FULLEST_LEAF, _CARD_LINK, _LINK_LATENCY,
+    _FORWARDING, _NVLINK, _RAILS, _SUPERNODES, _IN_SERVER_NVSWITCH, _SEVERAL_SUPERNODES, _ONE_NETWORK,
+)
+
+
+def _reason(pattern: str, **values: Any) -> str:
+    return pattern % values
+
+
+def _pattern(reason: str) -> re.Pattern[str]:
+    parts = re.split(r"%\((\w+)\)s", reason)
+    return re.compile("".join(re.escape(part) if position % 2 == 0 else f"(?P<{part}>.+?)" for position, part in enumerate(parts)))
+
+
+_REASON_PATTERNS = [(reason, _pattern(reason)) for reason in _REASONS]
+
+
+def reason_text(inferred: str, tr: Translations = ENGLISH) -> str:
+    """Where a rule came from (an ``inferred`` value) in the reader's language; parts joined by
+    "; " are translated one by one, and anything else (``"override"``) is kept as it is."""
+    parts = []
+    for part in inferred.split("; "):
+        for reason, pattern in _REASON_PATTERNS:
+            if match := pattern.fullmatch(part):
+                values = match.groupdict()
+                if "tiers" in values:
+                    values["tiers"] = tr.gettext(", ").join(tier_name(tier, tr) for tier in values["tiers"].split(", "))
+                part = tr.gettext(reason) % values
+                break
+        parts.append(part)
+    return tr.gettext("; ").join(parts)
+
+
 def design_rules(spec: FabricSpec) -> DesignRules:
     """Design rules of ``spec``: its design attrs first, else inferred from the graph.
 
@@ -191,18 +271,18 @@ def design_rules(spec: FabricSpec) -> DesignRules:
     def take(name: str, attr_key: str, from_graph: Callable[[], tuple[Any, str] | None]) -> None:
         stored = spec.attrs.get(attr_key)
         if stored is not None:
-            found[name], inferred[name] = stored, f'fabric attrs["{attr_key}"]'
+            found[name], inferred[name] = stored, _reason(_ATTR, key=attr_key)
             return
         guess = from_graph()
         if guess is None and name not in _DEFAULTS:
-            found[name], inferred[name] = None, "the snapshot has no switch network to read it from"
+            found[name], inferred[name] = None, _NO_NETWORK
         elif guess is None:
-            found[name], inferred[name] = _DEFAULTS[name], "default (the snapshot does not say)"
+            found[name], inferred[name] = _DEFAULTS[name], _DEFAULT
         else:
             found[name], inferred[name] = guess
 
     found["design"], inferred["design"] = _design(spec, graph)
-    found["cards"], inferred["cards"] = len(graph.cards), f"graph: {len(graph.cards):,} cards"
+    found["cards"], inferred["cards"] = len(graph.cards), _reason(_CARDS, cards=f"{len(graph.cards):,}")
     take("cards_per_host", "cards_per_host", graph.cards_per_host)
     take("switch_radix", "switch_radix", lambda: graph.radix(graph.main))
     take("tiers", "tiers", lambda: graph.tiers(graph.main))
@@ -211,10 +291,10 @@ def design_rules(spec: FabricSpec) -> DesignRules:
     elif "leaf_ports_down" in spec.attrs and "leaf_ports_up" in spec.attrs:
         down, up = spec.attrs["leaf_ports_down"], spec.attrs["leaf_ports_up"]
         found["oversubscription"] = max(1.0, down / up)
-        inferred["oversubscription"] = 'fabric attrs["leaf_ports_down"] / attrs["leaf_ports_up"]'
+        inferred["oversubscription"] = _LEAF_PORTS_ATTRS
     else:
         found["oversubscription"], inferred["oversubscription"] = graph.oversubscription(graph.main) or (
-            None, "the snapshot has no switch network to read it from"
+            None, _NO_NETWORK
         )
     take("link_gbps", "link_gbps", lambda: graph.card_link_gbps(graph.main))
     take("cable_latency_ns", "cable_latency_ns", lambda: graph.cable_latency(graph.main))
@@ -237,9 +317,9 @@ def design_rules(spec: FabricSpec) -> DesignRules:
         lambda: other and graph.switch_latency(other),
     )
     if found["tiers"] is not None and found["tiers"] < 2:
-        found["tiers"], inferred["tiers"] = 2, inferred["tiers"] + "; a single switch grows as 2 tiers"
+        found["tiers"], inferred["tiers"] = 2, inferred["tiers"] + "; " + _SINGLE_SWITCH
     if found["nvlink_gbps"] is None:  # a rail design generated without NVLink
-        found["nvlink_gbps"], inferred["nvlink_gbps"] = _DEFAULTS["nvlink_gbps"], "default (the snapshot has none)"
+        found["nvlink_gbps"], inferred["nvlink_gbps"] = _DEFAULTS["nvlink_gbps"], _DEFAULT_NONE
     problems, converted = [], {}
     for name, value in found.items():
         try:
@@ -434,16 +514,14 @@ class _Graph:
 
     def cards_per_host(self) -> tuple[int, str] | None:
         common = _most_common(card.host for card in self.cards if card.host)
-        return None if common is None else (common[1], f"graph: most common cards per host ({common[1]})")
+        return None if common is None else (common[1], _reason(_CARDS_PER_HOST, count=common[1]))
 
     def radix(self, domain: str) -> tuple[int, str] | None:
         switches = self.switches(domain)
         # A Quantum switch counts its SHARP engine as port 65: that port carries no cable.
         declared = _most_common(switch.radix - self.engine_ports[switch.id] for switch in switches if switch.radix)
         if declared:
-            return declared[0], f"graph: most common {domain} switch radix" + (
-                " (without the SHARP engine's port)" if any(self.engine_ports.values()) else ""
-            )
+            return declared[0], _reason(_RADIX_WITHOUT_SHARP if any(self.engine_ports.values()) else _RADIX, domain=domain)
         used = Counter()
         for link, switch in self.card_links[domain]:
             used[switch] += 1
@@ -453,11 +531,11 @@ class _Graph:
         if not used:
             return None
         most = max(used.values())
-        return most + most % 2, f"graph: most ports used by a {domain} switch ({most}), rounded up to even"
+        return most + most % 2, _reason(_PORTS_USED, domain=domain, count=most)
 
     def tiers(self, domain: str) -> tuple[int, str] | None:
         tiers = sorted({switch.tier for switch in self.switches(domain)}, key=("leaf", "spine", "core").index)
-        return (len(tiers), f"graph: {len(tiers)} switch tiers ({', '.join(tiers)})") if tiers else None
+        return (len(tiers), _reason(_TIERS, count=len(tiers), tiers=", ".join(tiers))) if tiers else None
 
     def oversubscription(self, domain: str) -> tuple[float, str] | None:
         down, up = Counter(), Counter()
@@ -471,19 +549,19 @@ class _Graph:
             return None
         fullest = max(down, key=lambda leaf: (down[leaf], leaf))
         if not up[fullest]:
-            return 1.0, "graph: the fullest leaf has no uplinks; taken as non-blocking"
+            return 1.0, _NO_UPLINKS
         ratio = down[fullest] / up[fullest]
-        note = "" if ratio >= 1 else "; below 1:1, taken as non-blocking"
-        return max(1.0, ratio), f"graph: fullest leaf has {down[fullest]} ports down, {up[fullest]} up{note}"
+        note = "" if ratio >= 1 else "; " + _BELOW_ONE
+        return max(1.0, ratio), _reason(_FULLEST_LEAF, down=down[fullest], up=up[fullest]) + note
 
     def card_link_gbps(self, domain: str) -> tuple[float, str] | None:
         common = _most_common(link.bandwidth_gbps for link, _ in self.card_links[domain])
-        return None if common is None else (common[0], f"graph: most common {domain} card-link bandwidth")
+        return None if common is None else (common[0], _reason(_CARD_LINK, domain=domain))
 
     def cable_latency(self, domain: str) -> tuple[float, str] | None:
         links = [link for link, _ in self.card_links[domain]] + self.switch_links[domain]
         common = _most_common(link.latency_ns for link in links)
-        return None if common is None else (common[0], f"graph: most common {domain} link latency")
+        return None if common is None else (common[0], _reason(_LINK_LATENCY, domain=domain))
 
     def switch_latency(self, domain: str) -> tuple[float, str] | None:
         common = _most_common(
@@ -491,13 +569,13 @@ class _Graph:
             for switch in self.switches(domain)
             if "forwarding_latency_ns" in switch.attrs
         )
-        return None if common is None else (common[0], f"graph: most common {domain} forwarding latency")
+        return None if common is None else (common[0], _reason(_FORWARDING, domain=domain))
 
     def nvlink_gbps(self) -> tuple[float, str] | None:
         common = _most_common(
             link.bandwidth_gbps for link in self.spec.links if link.attrs.get("medium") == "nvlink"
         )
-        return None if common is None else (common[0], "graph: most common NVLink bandwidth")
+        return None if common is None else (common[0], _NVLINK)
 
     def hosts_on_rails(self) -> tuple[int, str] | None:
         """Servers per unit of a rail design: the cards on the fullest leaf (one a server), when
@@ -513,22 +591,22 @@ class _Graph:
         if spread is None or spread[0] < 2:
             return None
         fullest = max(cards_of_leaf.values())
-        return fullest, f"graph: a host's cards reach {spread[0]} leaves (rails); the fullest leaf has {fullest} servers"
+        return fullest, _reason(_RAILS, rails=spread[0], servers=fullest)
 
     def supernodes(self) -> tuple[int, str]:
         labels = {card.attrs.get("supernode") for card in self.cards} - {None}
-        return max(1, len(labels)), f"graph: {max(1, len(labels))} distinct card attrs[\"supernode\"]"
+        return max(1, len(labels)), _reason(_SUPERNODES, count=max(1, len(labels)))
 
 
 def _design(spec: FabricSpec, graph: _Graph) -> tuple[str, str]:
     stored = str(spec.attrs.get("design", ""))
     for design, marker in (("rail", "rail"), ("supernodes", "super-nodes"), ("fat-tree", "fat-tree"), ("fat-tree", "leaf-spine")):
         if marker in stored:
-            return design, f'fabric attrs["design"] ({stored!r})'
+            return design, _reason(_ATTR_DESIGN, design=repr(stored))
     if any(node.attrs.get("role") == "nvswitch" for node in spec.switches()):
-        return "rail", "graph: cards have an in-server NVSwitch"
+        return "rail", _IN_SERVER_NVSWITCH
     if graph.supernodes()[0] > 1:
-        return "supernodes", "graph: cards belong to several super-nodes"
+        return "supernodes", _SEVERAL_SUPERNODES
     if (rails := graph.hosts_on_rails()) is not None:
         return "rail", rails[1]
-    return "fat-tree", "graph: one switch network, no NVSwitch, one super-node"
+    return "fat-tree", _ONE_NETWORK

@@ -26,6 +26,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from twin.simcore.translation import gettext_noop
 from twin.ingest.errors import IngestError, ProblemCollector
 from twin.ingest.hostlist import host_node_id
 from twin.ingest.options import ParseOptions
@@ -183,7 +184,7 @@ class NetboxCablesParser(Parser):
     """Reads NetBox's cable CSV (bulk import, or UI export with Device A/B columns)."""
 
     name = NETBOX_FORMAT
-    label = "NetBox cables CSV (cabling plan)"
+    label = gettext_noop("NetBox cables CSV (cabling plan)")
     extensions = (".csv",)
 
     def detect(self, text: str) -> bool:
@@ -202,7 +203,7 @@ class CablingCsvParser(Parser):
     """Reads a point-to-point cabling plan: ``device,port,peer_device,peer_port,speed``."""
 
     name = CABLING_FORMAT
-    label = "Point-to-point cabling plan CSV"
+    label = gettext_noop("Point-to-point cabling plan CSV")
     extensions = (".csv",)
 
     def detect(self, text: str) -> bool:

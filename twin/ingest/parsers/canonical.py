@@ -25,6 +25,7 @@ import fastjsonschema
 import jsonschema
 import yaml
 
+from twin.simcore.translation import gettext_noop
 from twin.ingest.errors import IngestError, ProblemCollector
 from twin.ingest.options import ParseOptions
 from twin.ingest.registry import Parser, register_parser
@@ -46,7 +47,7 @@ class CanonicalParser(Parser):
     """Reads the twin's own format, as written by ``export_canonical``."""
 
     name = FORMAT_NAME
-    label = "Twin fabric (canonical JSON or YAML)"
+    label = gettext_noop("Twin fabric (canonical JSON or YAML)")
     extensions = (".json", ".yaml", ".yml")
 
     def detect(self, text: str) -> bool:

@@ -35,6 +35,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from twin.simcore.translation import gettext_noop
 from twin.ingest.errors import IngestError, ProblemCollector
 from twin.ingest.options import ParseOptions
 from twin.ingest.registry import Parser, register_parser
@@ -452,7 +453,7 @@ class IbnetdiscoverParser(Parser):
     """Reads the default output of ``ibnetdiscover``, also with ``-f``, ``-g`` or ``-m``."""
 
     name = IBNETDISCOVER_FORMAT
-    label = "InfiniBand ibnetdiscover topology"
+    label = gettext_noop("InfiniBand ibnetdiscover topology")
     extensions = (".topo", ".topofile", ".txt")
 
     def detect(self, text: str) -> bool:
@@ -751,7 +752,7 @@ class IbnetdiscoverPortsParser(Parser):
     """
 
     name = IBNETDISCOVER_PORTS_FORMAT
-    label = "InfiniBand ibnetdiscover -p ports report"
+    label = gettext_noop("InfiniBand ibnetdiscover -p ports report")
     extensions = (".txt",)
 
     def detect(self, text: str) -> bool:
@@ -906,7 +907,7 @@ class IblinkinfoParser(Parser):
     """
 
     name = IBLINKINFO_FORMAT
-    label = "InfiniBand iblinkinfo port listing"
+    label = gettext_noop("InfiniBand iblinkinfo port listing")
     extensions = (".txt",)
 
     def detect(self, text: str) -> bool:

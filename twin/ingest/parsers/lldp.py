@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
+from twin.simcore.translation import gettext_noop
 from twin.ingest.errors import IngestError, ProblemCollector
 from twin.ingest.hostlist import host_node_id, source_host
 from twin.ingest.options import ParseOptions
@@ -91,7 +92,7 @@ class LldpJsonParser(Parser):
     """Reads ``lldpctl -f json`` and ``-f json0`` neighbour lists into a host and its Ethernet links."""
 
     name = FORMAT_NAME
-    label = "LLDP neighbours (lldpctl -f json / json0)"
+    label = gettext_noop("LLDP neighbours (lldpctl -f json / json0)")
     extensions = (".json",)
 
     def detect(self, text: str) -> bool:

@@ -35,6 +35,7 @@ from xml.etree.ElementTree import Element, ParseError, TreeBuilder
 from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import DefusedXMLParser
 
+from twin.simcore.translation import gettext_noop
 from twin.ingest.errors import IngestError, ProblemCollector
 from twin.ingest.hostlist import source_host
 from twin.ingest.options import ParseOptions
@@ -125,7 +126,7 @@ class NcclTopoXmlParser(Parser):
     """Reads NCCL topology dumps and hint files into cards, NICs, NVSwitches and their links."""
 
     name = FORMAT_NAME
-    label = "NCCL topology XML (NCCL_TOPO_DUMP_FILE, NCCL_TOPO_FILE)"
+    label = gettext_noop("NCCL topology XML (NCCL_TOPO_DUMP_FILE, NCCL_TOPO_FILE)")
     extensions = (".xml",)
 
     def detect(self, text: str) -> bool:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from twin.simcore.translation import gettext_noop
 from twin.ingest.errors import ProblemCollector
 from twin.ingest.hostlist import source_host
 from twin.ingest.options import ParseOptions
@@ -61,7 +62,7 @@ class NvidiaSmiTopoParser(Parser):
     """Reads the matrix of ``nvidia-smi topo -m`` into cards, NICs and their NVLink and PCIe links."""
 
     name = FORMAT_NAME
-    label = "nvidia-smi topo -m"
+    label = gettext_noop("nvidia-smi topo -m")
     extensions = (".txt",)
 
     def detect(self, text: str) -> bool:

@@ -25,6 +25,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from twin.simcore.translation import gettext_noop
 from twin.ingest.errors import ProblemCollector
 from twin.ingest.hostlist import HostlistError, expand_hostlist, host_node_id
 from twin.ingest.options import ParseOptions
@@ -92,7 +93,7 @@ class SlurmTopologyParser(Parser):
     """Reads ``topology.conf`` of the topology/tree, topology/block and topology/ring plugins."""
 
     name = FORMAT_NAME
-    label = "Slurm topology.conf"
+    label = gettext_noop("Slurm topology.conf")
     extensions = (".conf",)
 
     def detect(self, text: str) -> bool:
