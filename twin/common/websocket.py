@@ -1,10 +1,23 @@
 """The websockets' shared shape: a viewer of one object (a run, a fabric, a replay) joins that
-object's group and is sent its current state, then every change pushed to the group."""
+object's group and is sent its current state, then every change pushed to the group.
+
+A change is encoded to JSON once, by whoever publishes it (`group_publish`), and the same text
+goes to every viewer: a web process forwards it and never re-encodes a frame per viewer. Each
+viewer keeps only the newest message of each kind it has not been sent yet (`LatestOutbox`),
+sent by one task of its own, so a viewer that falls behind jumps to the newest frame instead of
+working through a queue of stale ones (every message is a complete state with its seq).
+"""
+import asyncio
+import json
 import logging
 
+from asgiref.sync import async_to_sync
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from channels.layers import get_channel_layer
 
-__all__ = ("CLOSE_UNAUTHENTICATED", "CLOSE_NOT_FOUND", "CLOSE_LAYER_UNAVAILABLE", "GroupConsumer")
+__all__ = (
+    "CLOSE_UNAUTHENTICATED", "CLOSE_NOT_FOUND", "CLOSE_LAYER_UNAVAILABLE", "encode_message", "group_publish", "LatestOutbox", "GroupConsumer",
+)
 
 log = logging.getLogger(__name__)
 
@@ -12,6 +25,43 @@ log = logging.getLogger(__name__)
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_NOT_FOUND = 4404
 CLOSE_LAYER_UNAVAILABLE = 4503
+
+# The channel-layer message type every group message has: consumers dispatch it to `group_text`.
+GROUP_TEXT = "group.text"
+
+
+def encode_message(message: dict) -> str:
+    """The text a viewer is sent for `message` (compact JSON)."""
+    return json.dumps(message, separators=(",", ":"))
+
+
+def group_publish(group: str, message: dict) -> None:
+    """Encode `message` once and send it to every viewer of `group`, from synchronous code (a
+    service, a Celery task). Raises when the channel layer cannot be reached: callers decide
+    whether that matters."""
+    event = {"type": GROUP_TEXT, "kind": message["type"], "text": encode_message(message)}
+    async_to_sync(get_channel_layer().group_send)(group, event)
+
+
+class LatestOutbox:
+    """The newest unsent text of each kind, in the order the kinds last changed."""
+
+    def __init__(self) -> None:
+        self.pending: dict[str, str] = {}
+        self.ready = asyncio.Event()
+
+    def put(self, kind: str, text: str) -> None:
+        self.pending.pop(kind, None)  # re-inserted last: a newer message goes after older kinds
+        self.pending[kind] = text
+        self.ready.set()
+
+    async def take(self) -> list[str]:
+        """Wait for at least one text, then hand over (and forget) everything pending."""
+        await self.ready.wait()
+        self.ready.clear()
+        texts = list(self.pending.values())
+        self.pending.clear()
+        return texts
 
 
 class GroupConsumer(AsyncJsonWebsocketConsumer):
@@ -24,6 +74,7 @@ class GroupConsumer(AsyncJsonWebsocketConsumer):
     """
 
     group: str | None = None
+    sender: asyncio.Task | None = None
 
     def group_for(self, kwargs: dict) -> str:
         raise NotImplementedError
@@ -55,6 +106,17 @@ class GroupConsumer(AsyncJsonWebsocketConsumer):
         current = await self.opening_messages()
         for message in current if current is not None else opening:
             await self.send_json(message)
+        self.outbox = LatestOutbox()
+        self.sender = asyncio.create_task(self.send_newest())
+
+    async def group_text(self, event: dict) -> None:
+        """A group message, already encoded: queued for this viewer's sender, newest wins."""
+        self.outbox.put(event["kind"], event["text"])
+
+    async def send_newest(self) -> None:
+        while True:
+            for text in await self.outbox.take():
+                await self.send(text_data=text)
 
     async def refuse(self, code: int) -> None:
         """Accept, then close with `code`: a handshake refused outright reaches the browser as
@@ -63,6 +125,8 @@ class GroupConsumer(AsyncJsonWebsocketConsumer):
         await self.close(code=code)
 
     async def disconnect(self, code: int) -> None:
+        if self.sender is not None:
+            self.sender.cancel()
         if self.group is not None:
             try:
                 await self.channel_layer.group_discard(self.group, self.channel_name)
