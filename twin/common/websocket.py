@@ -13,9 +13,10 @@ state with its seq).
 import asyncio
 import json
 import logging
+import os
+import threading
 import weakref
 
-from asgiref.sync import async_to_sync
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from channels.layers import get_channel_layer
 
@@ -32,6 +33,7 @@ CLOSE_NOT_FOUND = 4404
 CLOSE_LAYER_UNAVAILABLE = 4503
 
 RELAY_RETRY_S = 1.0  # after the channel layer failed a receive (Redis restarting)
+PUBLISH_TIMEOUT_S = 10.0
 
 
 def encode_message(message: dict) -> str:
@@ -39,12 +41,39 @@ def encode_message(message: dict) -> str:
     return json.dumps(message, separators=(",", ":"))
 
 
+class Publisher:
+    """An event loop on a thread of its own for the life of the process, on which synchronous
+    code sends to the channel layer: async_to_sync would start a thread, a loop and a Redis
+    connection for every frame (three times the CPU of a send, and more under load). Started on
+    first use in each process (a forked Celery child starts its own)."""
+
+    def __init__(self) -> None:
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.pid: int | None = None
+        self.starting = threading.Lock()
+
+    def running_loop(self) -> asyncio.AbstractEventLoop:
+        with self.starting:
+            if self.loop is None or self.pid != os.getpid():
+                self.loop, self.pid = asyncio.new_event_loop(), os.getpid()
+                threading.Thread(target=self.loop.run_forever, name="twin-publisher", daemon=True).start()
+            return self.loop
+
+    def send(self, group: str, event: dict) -> None:
+        async def group_send():
+            await get_channel_layer().group_send(group, event)
+
+        asyncio.run_coroutine_threadsafe(group_send(), self.running_loop()).result(timeout=PUBLISH_TIMEOUT_S)
+
+
+publisher = Publisher()
+
+
 def group_publish(group: str, message: dict) -> None:
     """Encode `message` once and send it to every viewer of `group`, from synchronous code (a
     service, a Celery task). Raises when the channel layer cannot be reached: callers decide
     whether that matters."""
-    event = {"type": "group.text", "group": group, "kind": message["type"], "text": encode_message(message)}
-    async_to_sync(get_channel_layer().group_send)(group, event)
+    publisher.send(group, {"type": "group.text", "group": group, "kind": message["type"], "text": encode_message(message)})
 
 
 class LatestOutbox:
