@@ -62,7 +62,7 @@ def main() -> None:
         name = f"layout{chosen.cards}"
         started = time.perf_counter()
         made = subprocess.run([sys.executable, "manage.py", "generate-fabric", "--name", name, "--cards", str(chosen.cards), "--radix", str(chosen.radix)],
-                              cwd=ROOT, env=stack.env, capture_output=True, text=True, timeout=1800)
+                              cwd=ROOT, env=stack.command_env(), capture_output=True, text=True, timeout=1800)
         if made.returncode:
             raise RuntimeError(f"generate-fabric failed:\n{made.stdout}\n{made.stderr}")
         stored_at = time.perf_counter()
@@ -71,7 +71,7 @@ def main() -> None:
         path = f"/api/snapshots/{snapshot['id']}/layout/"
 
         # The worker's layout, read from the stack's own database (no request, which would make it).
-        os.environ.update(stack.env)
+        os.environ.update(stack.command_env())
         import django
 
         django.setup()

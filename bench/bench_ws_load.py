@@ -310,7 +310,7 @@ def main() -> None:
             name = f"bench{cards // 1024}k" if cards % 1024 == 0 else f"bench{cards}"
             started = time.perf_counter()
             made = subprocess.run([sys.executable, "manage.py", "generate-fabric", "--name", name, "--cards", str(cards), "--radix", "64"],
-                                  cwd=ROOT, env=stack.env, capture_output=True, text=True, timeout=600)
+                                  cwd=ROOT, env=stack.command_env(), capture_output=True, text=True, timeout=600)
             if made.returncode:
                 raise RuntimeError(f"generate-fabric failed:\n{made.stdout}\n{made.stderr}")
             print(f"generate-fabric {cards} cards: {time.perf_counter() - started:.1f} s ({made.stdout.strip().splitlines()[-1]})")

@@ -49,6 +49,12 @@ class Stack:
         self.stop()
         raise AssertionError(f"serve was not ready in {timeout_s} s:\n{self.output()[-4000:]}")
 
+    def command_env(self) -> dict[str, str]:
+        """The environment for a command run against this stack (`manage.py generate-fabric`...):
+        its database and its Redis, so that tasks the command queues reach the stack's worker."""
+        embedded = re.search(r"Started embedded Redis at (redis://\S+)", self.output())
+        return {**self.env, "REDIS_URL": embedded.group(1)} if embedded else dict(self.env)
+
     def output(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
