@@ -89,3 +89,25 @@ def test_path_between_cards(viewer_client, small_snapshot):
     assert across["hops"] == 3 and across["nodes"][0] == "card-0001" and across["nodes"][-1] == "card-0064"
     assert viewer_client.get(url, {"a": "card-0001", "b": "ghost"}).status_code == 404
     assert viewer_client.get(url, {"a": "card-0001"}).status_code == 400
+
+
+@pytest.mark.django_db(transaction=True)
+def test_layouts_stored_before_are_converted_to_gzip_with_their_etag(small_snapshot):
+    """Migration 0005: a layout stored as JSON before is kept, gzipped, with the ETag of its JSON."""
+    import hashlib
+
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    before, after = [("fabrics", "0004_transport_per_protocol")], [("fabrics", "0005_layout_served_gzipped")]
+    executor = MigrationExecutor(connection)
+    executor.migrate(before)
+    old_layout = executor.loader.project_state(before).apps.get_model("fabrics", "SnapshotLayout")
+    old_layout.objects.create(snapshot_id=small_snapshot.pk, data={"snapshot": small_snapshot.pk, "nodes": {"id": ["a"]}})
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(after)
+    stored = SnapshotLayout.objects.get(snapshot=small_snapshot)
+    text = gzip.decompress(bytes(stored.gzip_json))
+    assert json.loads(text) == {"snapshot": small_snapshot.pk, "nodes": {"id": ["a"]}}
+    assert stored.etag == hashlib.sha256(text).hexdigest()
