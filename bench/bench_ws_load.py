@@ -2,7 +2,7 @@
 
 Run from the repository root (starts the whole product with `manage.py serve`, embedded SQLite and
 Redis in a temporary data directory, on a free port of 127.0.0.1; stops it at the end):
-    .venv/bin/python bench/bench_ws_load.py [--clients 50] [--cards 4096] [--play-s 20] [--seeks 20]
+    .venv/bin/python bench/bench_ws_load.py [--clients 500] [--web-processes 2] [--cards 4096] [--play-s 20] [--seeks 20]
 
 Steps: log in as admin; generate a fat-tree of --cards cards (radix 64) inside the stack, or use the
 1,024-card demo for --cards 1024; replay a 175B TP16 x DP(cards/16) training step (600 frames at most)
@@ -13,11 +13,16 @@ through the API and time it; then, first with 1 client and then with N clients i
 The server does not timestamp frames, so the play lag is the spread of arrival times of one seq across
 clients (arrival minus that seq's earliest arrival), plus the inter-frame interval per client.
 A client stalls if it got < 80 % of the frames the best client got, or saw a gap > 1 s.
+Clients read a frame's seq and index from the head of its text and parse the rest only if that
+fails: the browser parses every frame, but one benchmark process parsing 500 of them 10 times a
+second would measure itself. The CPU each process of the stack (web servers, worker, Redis) and
+the clients used while playing shows what limits the fan-out.
 Prints figures; asserts nothing.
 """
 import argparse
 import asyncio
 import json
+import re
 import shutil
 import statistics
 import subprocess
@@ -30,12 +35,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import psutil  # noqa: E402
+
 from tests.stack import Session, Stack  # noqa: E402
 
-MAX_CLIENTS = 50
+MAX_CLIENTS = 2000
 MAX_PLAY_S = 60.0
 STALL_FRACTION = 0.8
 STALL_GAP_S = 1.0
+FRAME_HEAD = re.compile(r'\{"type":"replay\.frame","seq":(\d+),"index":(\d+),')
 
 
 def pct(values: list[float], q: float) -> float:
@@ -71,6 +79,10 @@ class Viewer:
         try:
             async for raw in self.socket:
                 arrived = time.perf_counter()
+                head = FRAME_HEAD.match(raw)
+                if head:
+                    self.frames.append((int(head[1]), int(head[2]), arrived, len(raw)))
+                    continue
                 message = json.loads(raw)
                 kind = message.get("type")
                 if kind == "replay.frame":
@@ -206,7 +218,20 @@ async def play(viewers: list[Viewer], play_s: float) -> dict:
     }
 
 
-async def phase(base_url: str, session_id: str, run_id: int, n: int, play_s: float, seeks: int, frames_total: int) -> dict:
+def cpu_seconds(serve_pid: int) -> dict[str, float]:
+    """CPU seconds (user + system) used so far by this process and by each process of the stack."""
+    used = {"clients": sum(psutil.Process().cpu_times()[:2])}
+    for child in psutil.Process(serve_pid).children(recursive=True):
+        try:
+            line, times = " ".join(child.cmdline()), child.cpu_times()
+        except psutil.Error:
+            continue
+        label = f"web {child.pid}" if "daphne" in line else "worker" if "celery" in line else "redis" if "redis" in line else "other"
+        used[label] = used.get(label, 0.0) + times.user + times.system
+    return used
+
+
+async def phase(base_url: str, session_id: str, run_id: int, n: int, play_s: float, seeks: int, frames_total: int, serve_pid: int) -> dict:
     url = base_url.replace("http://", "ws://") + f"/ws/replays/{run_id}/"
     headers = {"Cookie": f"sessionid={session_id}", "Origin": base_url}
     viewers = [Viewer(i) for i in range(n)]
@@ -218,8 +243,11 @@ async def phase(base_url: str, session_id: str, run_id: int, n: int, play_s: flo
         connected_s = time.perf_counter() - started
         opened = sum(1 for v in viewers if v.frames)
         seek = await seek_fanout(viewers, seeks, frames_total)
+        before = cpu_seconds(serve_pid)
         played = await play(viewers, play_s)
-        return {"n": n, "connect_s": connected_s, "opened": opened, "seek": seek, "play": played}
+        after = cpu_seconds(serve_pid)
+        busy = {label: (after[label] - before.get(label, 0.0)) / (played["wall_s"] + 1.0) for label in after}  # play() waits 1 s after stopping
+        return {"n": n, "connect_s": connected_s, "opened": opened, "seek": seek, "play": played, "busy": busy}
     finally:
         await asyncio.gather(*(v.close() for v in viewers))
 
@@ -240,6 +268,7 @@ def print_phase(result: dict) -> None:
           f" per-frame fan-out spread p50/max: {ms(pct(p['spread'], 50))} / {ms(max(p['spread'], default=float('nan')))}")
     print(f"  dropped: {p['seqs_seen_by_none']} seqs seen by no client, max {max(p['missing_per_client'], default=0)} missing on one client;"
           f" {p['out_of_order']} out of order; stalled clients: {len(p['stalled'])} {p['stalled'][:10]}")
+    print("  CPU while playing (share of one core): " + ", ".join(f"{label} {share * 100:.0f} %" for label, share in sorted(result["busy"].items())))
     if p["errors"] or p["dropped"]:
         print(f"  errors: {p['errors'][:3]}; closed clients: {len(p['dropped'])} {p['dropped'][:3]}")
 
@@ -261,18 +290,19 @@ def main() -> None:
     parser.add_argument("--play-s", type=float, default=20.0, help=f"seconds of playing per phase (at most {MAX_PLAY_S:.0f})")
     parser.add_argument("--seeks", type=int, default=20)
     parser.add_argument("--max-frames", type=int, default=600)
+    parser.add_argument("--web-processes", type=int, default=2)
     chosen = parser.parse_args()
     clients = max(1, min(chosen.clients, MAX_CLIENTS))
     play_s = max(1.0, min(chosen.play_s, MAX_PLAY_S))
     cards = chosen.cards
 
     data_dir = Path(tempfile.mkdtemp(prefix="twin-bench-ws-"))
-    stack = Stack(data_dir=data_dir, env_overrides={}, drop_env=("DATABASE_URL", "REDIS_URL"))
+    stack = Stack(data_dir=data_dir, env_overrides={}, drop_env=("DATABASE_URL", "REDIS_URL"), serve_args=("--web-processes", str(chosen.web_processes)))
     summary = []
     try:
         started = time.perf_counter()
         stack.start()
-        print(f"stack up in {time.perf_counter() - started:.1f} s at {stack.base_url} (embedded SQLite + Redis, data {data_dir})")
+        print(f"stack up in {time.perf_counter() - started:.1f} s at {stack.base_url} (embedded SQLite + Redis, {chosen.web_processes} web processes, data {data_dir})")
         session = Session(stack.base_url)
 
         name = None
@@ -280,7 +310,7 @@ def main() -> None:
             name = f"bench{cards // 1024}k" if cards % 1024 == 0 else f"bench{cards}"
             started = time.perf_counter()
             made = subprocess.run([sys.executable, "manage.py", "generate-fabric", "--name", name, "--cards", str(cards), "--radix", "64"],
-                                  cwd=ROOT, env=stack.env, capture_output=True, text=True, timeout=600)
+                                  cwd=ROOT, env=stack.command_env(), capture_output=True, text=True, timeout=600)
             if made.returncode:
                 raise RuntimeError(f"generate-fabric failed:\n{made.stdout}\n{made.stderr}")
             print(f"generate-fabric {cards} cards: {time.perf_counter() - started:.1f} s ({made.stdout.strip().splitlines()[-1]})")
@@ -308,7 +338,7 @@ def main() -> None:
               f" {events} events, {frames_total} frames, simulated {result.get('duration_s')} s")
 
         for n in dict.fromkeys((1, clients)):
-            outcome = asyncio.run(phase(stack.base_url, session.cookie("sessionid"), run_id, n, play_s, chosen.seeks, frames_total))
+            outcome = asyncio.run(phase(stack.base_url, session.cookie("sessionid"), run_id, n, play_s, chosen.seeks, frames_total, stack.process.pid))
             print_phase(outcome)
             summary.append(outcome)
     except Exception:  # noqa: BLE001 - report what happened, then clean up

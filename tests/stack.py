@@ -23,19 +23,20 @@ READY_LINE = "Fabric twin is ready"
 class Stack:
     """`manage.py serve` on a free port with its own data directory; stopped with SIGTERM."""
 
-    def __init__(self, *, data_dir: Path, env_overrides: dict[str, str], drop_env: tuple[str, ...] = ()):
+    def __init__(self, *, data_dir: Path, env_overrides: dict[str, str], drop_env: tuple[str, ...] = (), serve_args: tuple[str, ...] = ()):
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.log_path = data_dir / "serve.log"
         env = {k: v for k, v in os.environ.items() if k not in drop_env}
         self.env = {**env, "TWIN_DATA_DIR": str(data_dir), "TWIN_ADMIN_PASSWORD": ADMIN_PASSWORD, **env_overrides}
+        self.serve_args = serve_args
         self.process: subprocess.Popen | None = None
 
     def start(self, timeout_s: float = 180.0) -> "Stack":
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         log = self.log_path.open("wb")
         self.process = subprocess.Popen(
-            [sys.executable, "manage.py", "serve", "--port", str(self.port)],
+            [sys.executable, "manage.py", "serve", "--port", str(self.port), *self.serve_args],
             cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
         )
         deadline = time.monotonic() + timeout_s
@@ -47,6 +48,12 @@ class Stack:
             time.sleep(0.3)
         self.stop()
         raise AssertionError(f"serve was not ready in {timeout_s} s:\n{self.output()[-4000:]}")
+
+    def command_env(self) -> dict[str, str]:
+        """The environment for a command run against this stack (`manage.py generate-fabric`...):
+        its database and its Redis, so that tasks the command queues reach the stack's worker."""
+        embedded = re.search(r"Started embedded Redis at (redis://\S+)", self.output())
+        return {**self.env, "REDIS_URL": embedded.group(1)} if embedded else dict(self.env)
 
     def output(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""

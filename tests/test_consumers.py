@@ -1,4 +1,5 @@
 """The run websocket through the real ASGI stack (origin check, session auth) and channels_redis."""
+import asyncio
 import json
 
 import pytest
@@ -95,5 +96,58 @@ def test_unknown_run_and_foreign_origin_are_refused(make_user):
         connected, _ = await communicator.connect()
         assert not connected
         await communicator.disconnect()
+
+    async_to_sync(scenario)()
+
+
+def test_the_outbox_keeps_the_newest_of_each_kind_in_the_order_they_last_changed():
+    from twin.common.websocket import LatestOutbox
+
+    async def scenario():
+        outbox = LatestOutbox()
+        for text in ("frame 1", "frame 2"):
+            outbox.put("replay.frame", text)
+        outbox.put("replay.state", "paused")
+        outbox.put("replay.frame", "frame 3")
+        assert await outbox.take() == ["paused", "frame 3"]  # a viewer behind skips frame 1 and 2
+        waiting = asyncio.create_task(outbox.take())
+        await asyncio.sleep(0.05)
+        assert not waiting.done()  # nothing new: the sender waits
+        outbox.put("replay.frame", "frame 4")
+        assert await asyncio.wait_for(waiting, timeout=1) == ["frame 4"]
+
+    async_to_sync(scenario)()
+
+
+def test_viewers_in_one_process_share_one_group_membership_and_get_the_same_text(make_user, small_snapshot):
+    """The channel layer carries a change once per web process, not once per viewer, and the
+    text each viewer gets is the one the publisher encoded."""
+    import redis
+    from channels.db import database_sync_to_async
+    from channels.layers import get_channel_layer
+    from django.conf import settings
+
+    from twin.runs.realtime import run_group
+
+    run = Run.objects.create(kind=RunKind.HOP_STATS, snapshot=small_snapshot, seq=1)
+    headers = session_headers(make_user(Role.VIEWER))
+    members_key = get_channel_layer()._group_key(run_group(run.pk))
+    members = redis.Redis.from_url(settings.REDIS_URL)
+
+    async def scenario():
+        viewers = [WebsocketCommunicator(application, f"/ws/runs/{run.pk}/", headers=headers) for _ in range(3)]
+        for viewer in viewers:
+            assert (await viewer.connect())[0]
+            assert (await receive_json(viewer))["seq"] == 1
+        assert members.zcard(members_key) == 1
+        await database_sync_to_async(run_finish)(run_id=run.pk, status=RunStatus.SUCCEEDED, result={"cards": 64})
+        texts = [await viewer.receive_from(timeout=5) for viewer in viewers]
+        assert len(set(texts)) == 1 and json.loads(texts[0])["run"]["status"] == "succeeded"
+        assert ": " not in texts[0]  # compact: encoded by the publisher, not by each consumer
+        await viewers[0].disconnect()
+        assert members.zcard(members_key) == 1  # two viewers still watch
+        for viewer in viewers[1:]:
+            await viewer.disconnect()
+        assert members.zcard(members_key) == 0
 
     async_to_sync(scenario)()

@@ -19,7 +19,7 @@ def compose() -> dict:
 
 def test_compose_has_the_full_stack(compose):
     services = compose["services"]
-    assert {"postgres", "redis", "migrate", "web", "worker"} <= set(services)
+    assert {"postgres", "redis", "migrate", "web", "proxy", "worker"} <= set(services)
     assert services["postgres"]["image"].startswith("postgres:")
     assert services["redis"]["image"].startswith("redis:")
     assert "daphne" in services["web"]["command"] and "twin.asgi:application" in services["web"]["command"]
@@ -48,10 +48,11 @@ def test_web_and_worker_read_the_same_settings(compose):
     assert "SECRET_KEY" in env
 
 
-def test_worker_can_scale(compose):
-    worker = compose["services"]["worker"]
+def test_worker_and_web_can_scale(compose):
     # `--scale worker=N` fails for services with a fixed container name or host port.
-    assert "container_name" not in worker and "ports" not in worker
+    for name in ("worker", "web"):
+        assert "container_name" not in compose["services"][name] and "ports" not in compose["services"][name], name
+    assert compose["services"]["web"]["deploy"]["replicas"] == "${TWIN_WEB_REPLICAS:-2}"
     assert set(compose["volumes"]) >= {"postgres-data", "redis-data", "twin-data"}
 
 
@@ -65,6 +66,31 @@ def test_compose_consumes_both_queues_runs_one_beat_and_keeps_redis_on_disk(comp
     assert services["worker-live"]["environment"] == services["beat"]["environment"] == services["web"]["environment"]
     redis = services["redis"]["command"]
     assert redis[redis.index("--appendonly") + 1] == "yes" and redis[redis.index("--appendfsync") + 1] == "everysec"
+
+
+def test_the_proxy_carries_http_and_websockets_to_every_web_replica(compose):
+    proxy = compose["services"]["proxy"]
+    assert proxy["image"].startswith("nginx:") and proxy["ports"] == ["${TWIN_PORT:-8000}:8000"]
+    assert proxy["depends_on"]["web"]["condition"] == "service_healthy"
+    source, target, mode = proxy["volumes"][0].split(":")
+    assert target == "/etc/nginx/conf.d/default.conf" and mode == "ro"
+    config = (ROOT / source).read_text()
+    # Docker's DNS, re-asked: the name "web" gives every replica, scaled ones too.
+    assert "resolver 127.0.0.11" in config and "set $web http://web:8000;" in config and "proxy_pass $web;" in config
+    # The websocket upgrade goes through (HTTP/1.1 and the hop-by-hop headers passed on).
+    assert "proxy_http_version 1.1;" in config
+    assert "proxy_set_header Upgrade $http_upgrade;" in config and "proxy_set_header Connection $connection_upgrade;" in config
+    assert "--proxy-headers" in compose["services"]["web"]["command"]
+    upload_limit_mb = int(config.split("client_max_body_size ")[1].split("m;")[0])
+    assert upload_limit_mb * 1024 * 1024 >= 200 * 1024 * 1024  # TWIN_MAX_UPLOAD_BYTES' default: the app answers 413 itself
+
+
+@pytest.mark.skipif(not shutil.which("nginx"), reason="nginx (Debian package nginx-light) not installed: only the text checks ran")
+def test_nginx_accepts_the_proxy_config(tmp_path):
+    main = tmp_path / "nginx.conf"
+    main.write_text(f"pid {tmp_path}/nginx.pid; error_log stderr; events {{}} http {{ include {ROOT / 'deploy' / 'nginx.conf'}; }}\n")
+    result = subprocess.run(["nginx", "-t", "-c", str(main), "-p", str(tmp_path)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
 
 
 @pytest.mark.skipif(not shutil.which("docker-compose"), reason="docker-compose (Debian package) not installed: only the YAML checks ran")

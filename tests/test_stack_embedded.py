@@ -1,10 +1,12 @@
 """Smoke test of the embedded default: `manage.py serve` with neither DATABASE_URL nor REDIS_URL
 starts SQLite, its own Redis, the web server and a worker; serves the dashboard; accepts a
 websocket that delivers a run's result; and Ctrl-C stops everything it started."""
+import contextlib
 import json
 import re
 import signal
 
+import psutil
 import pytest
 from websockets.sync.client import connect
 
@@ -43,3 +45,37 @@ def test_embedded_default_serves_dashboard_and_websocket(tmp_path):
         assert stack.stop(signal.SIGINT) == 0
         assert "Stopping" in stack.output()
         assert not port_is_open(stack.port) and not port_is_open(redis_port)
+
+
+
+def test_two_web_processes_share_the_port_and_every_viewer_hears_a_change(tmp_path):
+    """`serve --web-processes 2`: two daphne processes accept on one port (the kernel spreads the
+    connections), and a change published once by the worker reaches the viewers on both."""
+    stack = Stack(data_dir=tmp_path, env_overrides={}, drop_env=("DATABASE_URL", "REDIS_URL"), serve_args=("--web-processes", "2"))
+    with stack:
+        assert "web:      2 processes" in stack.output()
+        web = [child for child in psutil.Process(stack.process.pid).children() if "daphne" in " ".join(child.cmdline())]
+        assert len(web) == 2
+        session = Session(stack.base_url)
+        snapshot = json.loads(session.get("/api/fabrics/"))["results"][0]["latest_snapshot"]["id"]
+        status, body = session.post_json("/api/runs/", json.dumps({"kind": "hop_stats", "snapshot": snapshot}).encode())
+        assert status == 201, body
+        run = json.loads(body)
+        ws_url = stack.base_url.replace("http://", "ws://") + run["ws_url"]
+        headers = {"Cookie": f"sessionid={session.cookie('sessionid')}", "Origin": stack.base_url}
+        with contextlib.ExitStack() as sockets:
+            viewers = [sockets.enter_context(connect(ws_url, additional_headers=headers, open_timeout=10)) for _ in range(24)]
+
+            def viewers_of(process) -> int:
+                return sum(1 for c in process.net_connections("tcp") if c.status == psutil.CONN_ESTABLISHED and c.laddr.port == stack.port)
+
+            # 24 connections spread by the kernel's hash: all on one process has odds of 2 in 2**24.
+            assert all(viewers_of(process) >= 1 for process in web), [viewers_of(process) for process in web]
+            finals = []
+            for socket in viewers:
+                frame = json.loads(socket.recv(timeout=30))
+                while frame["run"]["status"] not in ("succeeded", "failed"):
+                    frame = json.loads(socket.recv(timeout=30))
+                finals.append(frame)
+        assert all(frame["run"]["status"] == "succeeded" and frame["run"]["result"]["cards"] == 1024 for frame in finals)
+        assert len({json.dumps(frame, sort_keys=True) for frame in finals}) == 1  # the same final frame for all

@@ -1,13 +1,32 @@
 """The websockets' shared shape: a viewer of one object (a run, a fabric, a replay) joins that
-object's group and is sent its current state, then every change pushed to the group."""
+object's group and is sent its current state, then every change pushed to the group.
+
+A change is encoded to JSON once, by whoever publishes it (`group_publish`), and the same text
+goes to every viewer. A web process receives each group message once (`GroupRelay`: one channel
+of the channel layer per process, in every group one of its viewers watches) and hands the text
+to its viewers there; it never re-encodes a frame per viewer, nor has the channel layer deliver
+one copy per viewer. Each viewer keeps only the newest message of each kind it has not been sent
+yet (`LatestOutbox`), sent by one task of its own, so a viewer that falls behind jumps to the
+newest frame instead of working through a queue of stale ones (every message is a complete
+state with its seq).
+"""
+import asyncio
+import json
 import logging
+import os
+import threading
+import weakref
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from channels.layers import get_channel_layer
 
 from twin.fabrics.access import route_hidden_from
 
-__all__ = ("CLOSE_UNAUTHENTICATED", "CLOSE_NOT_FOUND", "CLOSE_LAYER_UNAVAILABLE", "GroupConsumer")
+__all__ = (
+    "CLOSE_UNAUTHENTICATED", "CLOSE_NOT_FOUND", "CLOSE_LAYER_UNAVAILABLE", "encode_message", "group_publish", "LatestOutbox", "GroupRelay",
+    "GroupConsumer",
+)
 
 log = logging.getLogger(__name__)
 
@@ -15,6 +34,131 @@ log = logging.getLogger(__name__)
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_NOT_FOUND = 4404
 CLOSE_LAYER_UNAVAILABLE = 4503
+
+RELAY_RETRY_S = 1.0  # after the channel layer failed a receive (Redis restarting)
+PUBLISH_TIMEOUT_S = 10.0
+
+
+def encode_message(message: dict) -> str:
+    """The text a viewer is sent for `message` (compact JSON)."""
+    return json.dumps(message, separators=(",", ":"))
+
+
+class Publisher:
+    """An event loop on a thread of its own for the life of the process, on which synchronous
+    code sends to the channel layer: async_to_sync would start a thread, a loop and a Redis
+    connection for every frame (three times the CPU of a send, and more under load). Started on
+    first use in each process (a forked Celery child starts its own)."""
+
+    def __init__(self) -> None:
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.pid: int | None = None
+        self.starting = threading.Lock()
+
+    def running_loop(self) -> asyncio.AbstractEventLoop:
+        with self.starting:
+            if self.loop is None or self.pid != os.getpid():
+                self.loop, self.pid = asyncio.new_event_loop(), os.getpid()
+                threading.Thread(target=self.loop.run_forever, name="twin-publisher", daemon=True).start()
+            return self.loop
+
+    def send(self, group: str, event: dict) -> None:
+        async def group_send():
+            await get_channel_layer().group_send(group, event)
+
+        asyncio.run_coroutine_threadsafe(group_send(), self.running_loop()).result(timeout=PUBLISH_TIMEOUT_S)
+
+
+publisher = Publisher()
+
+
+def group_publish(group: str, message: dict) -> None:
+    """Encode `message` once and send it to every viewer of `group`, from synchronous code (a
+    service, a Celery task). Raises when the channel layer cannot be reached: callers decide
+    whether that matters."""
+    publisher.send(group, {"type": "group.text", "group": group, "kind": message["type"], "text": encode_message(message)})
+
+
+class LatestOutbox:
+    """The newest unsent text of each kind, in the order the kinds last changed."""
+
+    def __init__(self) -> None:
+        self.pending: dict[str, str] = {}
+        self.ready = asyncio.Event()
+
+    def put(self, kind: str, text: str) -> None:
+        self.pending.pop(kind, None)  # re-inserted last: a newer message goes after older kinds
+        self.pending[kind] = text
+        self.ready.set()
+
+    async def take(self) -> list[str]:
+        """Wait for at least one text, then hand over (and forget) everything pending."""
+        await self.ready.wait()
+        self.ready.clear()
+        texts = list(self.pending.values())
+        self.pending.clear()
+        return texts
+
+
+class GroupRelay:
+    """The web process's one receiver of group messages (one per event loop and channel layer):
+    it is in every group one of its viewers watches, and puts each message it receives in the
+    outbox of each of that group's viewers here."""
+
+    def __init__(self, layer) -> None:
+        self.layer = layer
+        self.channel: str | None = None
+        self.viewers: dict[str, set["GroupConsumer"]] = {}
+        self.receiver: asyncio.Task | None = None
+        # Joins and leaves one at a time: a last viewer's discard must not overtake a new join.
+        self.membership = asyncio.Lock()
+
+    async def join(self, group: str, viewer: "GroupConsumer") -> None:
+        """Raises when the channel layer cannot be reached (the viewer is then not joined)."""
+        async with self.membership:
+            if self.channel is None:
+                # The default prefix: channels_redis receives all of a process's channels through one key.
+                self.channel = await self.layer.new_channel()
+                self.receiver = asyncio.create_task(self.receive_forever())
+            # Every join adds again: that renews the membership before the layer's group expiry.
+            await self.layer.group_add(group, self.channel)
+            self.viewers.setdefault(group, set()).add(viewer)
+
+    async def leave(self, group: str, viewer: "GroupConsumer") -> None:
+        async with self.membership:
+            members = self.viewers.get(group, set())
+            members.discard(viewer)
+            if members:
+                return
+            self.viewers.pop(group, None)
+            try:
+                await self.layer.group_discard(group, self.channel)
+            except Exception:  # noqa: BLE001 - nothing to clean up if Redis is gone
+                pass
+
+    async def receive_forever(self) -> None:
+        while True:
+            try:
+                event = await self.layer.receive(self.channel)
+            except Exception:  # noqa: BLE001 - Redis down: viewers get the next frame once it is back
+                log.warning("channel layer receive failed; retrying", exc_info=True)
+                await asyncio.sleep(RELAY_RETRY_S)
+                continue
+            for viewer in tuple(self.viewers.get(event["group"], ())):
+                viewer.outbox.put(event["kind"], event["text"])
+
+
+relays: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, GroupRelay]" = weakref.WeakKeyDictionary()
+
+
+def relay_for(layer) -> GroupRelay:
+    """The relay of the running event loop (a server process has one loop for its life; tests
+    run each scenario in a loop of their own, with a fresh layer)."""
+    loop = asyncio.get_running_loop()
+    relay = relays.get(loop)
+    if relay is None or relay.layer is not layer:
+        relay = relays[loop] = GroupRelay(layer)
+    return relay
 
 
 class GroupConsumer(AsyncJsonWebsocketConsumer):
@@ -28,6 +172,7 @@ class GroupConsumer(AsyncJsonWebsocketConsumer):
     """
 
     group: str | None = None
+    sender: asyncio.Task | None = None
 
     def group_for(self, kwargs: dict) -> str:
         raise NotImplementedError
@@ -50,8 +195,9 @@ class GroupConsumer(AsyncJsonWebsocketConsumer):
             await self.refuse(CLOSE_NOT_FOUND)
             return
         await self.accept()
+        self.outbox = LatestOutbox()  # filled from the moment we join; sent once the opening is
         try:
-            await self.channel_layer.group_add(group, self.channel_name)
+            await relay_for(self.channel_layer).join(group, self)
         except Exception:  # noqa: BLE001 - Redis down: say so by closing; the page reconnects
             log.warning("channel layer unavailable; closing %s", group, exc_info=True)
             for message in opening:
@@ -63,6 +209,12 @@ class GroupConsumer(AsyncJsonWebsocketConsumer):
         current = await self.opening_messages()
         for message in current if current is not None else opening:
             await self.send_json(message)
+        self.sender = asyncio.create_task(self.send_newest())
+
+    async def send_newest(self) -> None:
+        while True:
+            for text in await self.outbox.take():
+                await self.send(text_data=text)
 
     async def refuse(self, code: int) -> None:
         """Accept, then close with `code`: a handshake refused outright reaches the browser as
@@ -71,11 +223,10 @@ class GroupConsumer(AsyncJsonWebsocketConsumer):
         await self.close(code=code)
 
     async def disconnect(self, code: int) -> None:
+        if self.sender is not None:
+            self.sender.cancel()
         if self.group is not None:
-            try:
-                await self.channel_layer.group_discard(self.group, self.channel_name)
-            except Exception:  # noqa: BLE001 - nothing to clean up if Redis is gone
-                pass
+            await relay_for(self.channel_layer).leave(self.group, self)
 
     async def receive(self, text_data=None, bytes_data=None, **kwargs) -> None:
         """A message that is not JSON (binary, malformed, or nested too deep to read) reaches

@@ -1,6 +1,12 @@
 """REST API for fabrics and snapshots."""
-from django.http import HttpResponse
+import gzip
+import re
+
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404
+from django.utils.cache import patch_vary_headers
+from django.utils.decorators import method_decorator
+from django.views.decorators.http import etag
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import generics, serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
@@ -15,7 +21,7 @@ from twin.simcore.paths import NoPath, hop_path
 from twin.simcore.model import MAX_LINK_GBPS
 
 from .exports import EXPORT_FORMATS, snapshot_export
-from .models import Fabric, Snapshot, SnapshotRole
+from .models import Fabric, Snapshot, SnapshotLayout, SnapshotRole
 from .selectors import fabric_list, node_detail, snapshot_diff, snapshot_search, snapshot_spec_get
 from .services import snapshot_import, snapshot_layout_get_or_create, source_files_from_uploads
 
@@ -178,13 +184,34 @@ class SnapshotDiffApi(APIView):
         return Response({**report.as_plain(), "expected_snapshot": SnapshotSerializer(expected).data, "found_snapshot": SnapshotSerializer(found).data})
 
 
-class SnapshotLayoutApi(APIView):
-    """The map layout of a snapshot (tier rows, groups for level of detail, columnar arrays);
-    computed on first request and stored."""
+ACCEPTS_GZIP = re.compile(r"\bgzip\b")
 
-    @extend_schema(responses={200: OpenApiResponse(description="layout: bounds, groups, nodes, links, group_links (see docs/map.md)")})
+
+def stored_layout_etag(request, pk: int) -> str | None:
+    return SnapshotLayout.objects.filter(snapshot_id=pk).values_list("etag", flat=True).first()
+
+
+class SnapshotLayoutApi(APIView):
+    """The map layout of a snapshot (tier rows, groups for level of detail, columnar arrays), as
+    stored when the snapshot was: gzipped for clients that take it, with an ETag, so that a page
+    that has it already gets a 304 (the layout of a snapshot never changes)."""
+
+    @extend_schema(responses={200: OpenApiResponse(description="layout: bounds, groups, nodes, links, group_links (see docs/map.md)"), 304: OpenApiResponse(description="If-None-Match names the stored layout")})
+    @method_decorator(etag(stored_layout_etag))
     def get(self, request, pk: int):
-        return Response(snapshot_layout_get_or_create(snapshot=get_object_or_404(Snapshot, pk=pk)))
+        layout = snapshot_layout_get_or_create(snapshot_id=pk)
+        if layout is None:
+            raise Http404
+        body = bytes(layout.gzip_json)
+        if ACCEPTS_GZIP.search(request.META.get("HTTP_ACCEPT_ENCODING", "")):
+            response = HttpResponse(body, content_type="application/json")
+            response["Content-Encoding"] = "gzip"
+        else:
+            response = HttpResponse(gzip.decompress(body), content_type="application/json")
+        response["ETag"] = f'"{layout.etag}"'  # the first view computed it: no ETag was known before
+        response["Cache-Control"] = "private, no-cache"  # the browser keeps it and asks with If-None-Match
+        patch_vary_headers(response, ("Accept-Encoding",))
+        return response
 
 
 class SnapshotSearchApi(APIView):

@@ -18,9 +18,3 @@ class FabricConsumer(GroupConsumer):
     def opening_messages(self) -> list[dict] | None:
         """Nothing to send at first: news comes as it happens."""
         return [] if Fabric.objects.filter(pk=self.fabric_id).exists() else None
-
-    async def fabric_snapshot(self, event: dict) -> None:
-        await self.send_json({"type": "fabric.snapshot", "snapshot": event["snapshot"]})
-
-    async def fabric_telemetry(self, event: dict) -> None:
-        await self.send_json({"type": "fabric.telemetry", "seq": event["seq"], "frame": event["frame"]})

@@ -116,10 +116,13 @@ class Link(models.Model):
 
 
 class SnapshotLayout(models.Model):
-    """The map layout of a snapshot, computed on first view and kept: snapshots never change."""
+    """The map layout of a snapshot as it is served: compact JSON, gzipped, and the ETag of that
+    JSON. The worker computes it when the snapshot is stored (an older snapshot gets it on its
+    first view); kept, since snapshots never change."""
 
     snapshot = models.OneToOneField(Snapshot, on_delete=models.CASCADE, primary_key=True, related_name="layout")
-    data = models.JSONField()
+    gzip_json = models.BinaryField()
+    etag = models.CharField(max_length=64)  # sha256 of the JSON, hex
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:

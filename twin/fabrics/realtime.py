@@ -1,8 +1,7 @@
 """Telling everyone who looks at a fabric that a new snapshot landed."""
 import logging
 
-from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
+from twin.common.websocket import group_publish
 
 __all__ = ("fabric_group", "fabric_snapshot_event", "fabric_broadcast_snapshot")
 
@@ -33,6 +32,6 @@ def fabric_snapshot_event(snapshot) -> dict:
 def fabric_broadcast_snapshot(snapshot) -> None:
     """Best effort, after commit: viewers who miss it still see the snapshot on their next load."""
     try:
-        async_to_sync(get_channel_layer().group_send)(fabric_group(snapshot.fabric_id), fabric_snapshot_event(snapshot))
+        group_publish(fabric_group(snapshot.fabric_id), fabric_snapshot_event(snapshot))
     except Exception:  # noqa: BLE001 - Redis down must not fail an upload that is already stored
         log.warning("could not announce snapshot %s to viewers", snapshot.pk, exc_info=True)

@@ -20,6 +20,3 @@ class RunConsumer(GroupConsumer):
         if run is None:
             return None
         return [{"type": "run.state", "seq": run.seq, "run": run_state_payload(run)}]
-
-    async def run_state(self, event: dict) -> None:
-        await self.send_json({"type": "run.state", "seq": event["seq"], "run": event["run"]})

@@ -1,13 +1,11 @@
 """Pushing run state to viewers over the channel layer.
 
 Each frame is the complete state of the run with its `seq`, so a viewer that misses frames
-(a full channel drops them silently) is still right after the next one. Payloads are plain
-JSON types because channels_redis serialises with msgpack.
+(a slow viewer is skipped to the newest) is still right after the next one.
 """
 import logging
 
-from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
+from twin.common.websocket import group_publish
 
 from .models import Run
 
@@ -43,8 +41,7 @@ def run_state_payload(run: Run) -> dict:
 
 def run_broadcast(run: Run) -> None:
     """Best effort: the database already holds the state, so a lost frame only delays a viewer."""
-    event = {"type": "run.state", "seq": run.seq, "run": run_state_payload(run)}
     try:
-        async_to_sync(get_channel_layer().group_send)(run_group(run.pk), event)
+        group_publish(run_group(run.pk), {"type": "run.state", "seq": run.seq, "run": run_state_payload(run)})
     except Exception:  # noqa: BLE001 - Redis down must not fail the run itself
         log.warning("could not push state of run %s to viewers", run.pk, exc_info=True)

@@ -29,12 +29,6 @@ class ReplayConsumer(GroupConsumer):
         except ApplicationError as error:
             await self.send_json({"type": "replay.error", "detail": error.message})
 
-    async def replay_state(self, event: dict) -> None:
-        await self.send_json(event)
-
-    async def replay_frame(self, event: dict) -> None:
-        await self.send_json(event)
-
     @database_sync_to_async
     def command(self, content: dict) -> None:
         def number(key, kind):

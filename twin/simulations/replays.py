@@ -4,13 +4,12 @@ import logging
 import time
 from datetime import timedelta
 
-from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
 from django.db import transaction
 from django.db.models import F, Q
 from django.utils.timezone import now as utc_now
 
 from twin.common.errors import ApplicationError
+from twin.common.websocket import group_publish
 from twin.fabrics.models import Fabric, Snapshot
 from twin.fabrics.realtime import fabric_group
 from twin.fabrics.selectors import snapshot_spec_get
@@ -176,9 +175,9 @@ def replay_frame(run_id: int, index: int, seq: int, timeline: "StoredReplay | No
     return frame
 
 
-def send(run_id: int, event: dict) -> None:
+def send(run_id: int, message: dict) -> None:
     try:
-        async_to_sync(get_channel_layer().group_send)(replay_group(run_id), event)
+        group_publish(replay_group(run_id), message)
     except Exception:  # noqa: BLE001 - viewers catch up on the next frame or on reconnect
         log.warning("could not push to replay %s viewers", run_id, exc_info=True)
 
@@ -283,6 +282,6 @@ def players_resume() -> int:
 
 def send_fabric_telemetry(fabric_id: int, frame: dict) -> None:
     try:
-        async_to_sync(get_channel_layer().group_send)(fabric_group(fabric_id), {"type": "fabric.telemetry", "seq": frame["seq"], "frame": frame})
+        group_publish(fabric_group(fabric_id), {"type": "fabric.telemetry", "seq": frame["seq"], "frame": frame})
     except Exception:  # noqa: BLE001 - the frame is stored; viewers get the next one
         log.warning("could not push telemetry of fabric %s", fabric_id, exc_info=True)

@@ -1,5 +1,5 @@
 """Run the whole product on this machine: Redis (embedded unless REDIS_URL is set), the web
-server (HTTP + websockets) and two Celery workers: a live one (replay player, run bookkeeping and
+server (HTTP + websockets; one or more processes on one port) and two Celery workers: a live one (replay player, run bookkeeping and
 the sweeper's beat, in threads) and a heavy one (whole runs and fanned-out cells, one process per
 core by default). A child that exits is started again; Ctrl-C stops everything it started, and
 if this process is killed outright its children get SIGTERM from the kernel (Linux)."""
@@ -42,6 +42,26 @@ def upload_temp_dir_empty() -> None:
     directory.mkdir(parents=True, exist_ok=True)
 
 
+def reuse_port_socket(host: str, port: int) -> socket.socket:
+    """A listening socket on host:port that other sockets may bind too (SO_REUSEPORT). Each web
+    process gets one and the kernel spreads new connections across them evenly, so one address
+    serves many processes with no proxy in front; a websocket stays on the process that accepted
+    it, and the channel layer (Redis) brings every group message to every process. (One socket
+    shared by all would wake every process per connection and let the first awake take bursts.)"""
+    try:
+        address = socket.getaddrinfo(host, port, family=socket.AF_INET, type=socket.SOCK_STREAM)[0][4]
+    except socket.gaierror:
+        # daphne adopts a listening socket as IPv4 only (its fd endpoint cannot name another family)
+        raise CommandError(f"{host} is not an IPv4 address or a name with one: serve listens on IPv4.") from None
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    listener.bind(address)
+    listener.listen(1024)
+    listener.set_inheritable(True)
+    return listener
+
+
 class Command(BaseCommand):
     help = "Start Redis (if needed), the web server and the live and heavy Celery workers; Ctrl-C stops them all."
 
@@ -50,22 +70,30 @@ class Command(BaseCommand):
         parser.add_argument("--port", type=int, default=int(os.environ.get("TWIN_PORT", "8000")))
         parser.add_argument("--concurrency", type=int, default=os.cpu_count() or 1,
                             help="Processes of the heavy worker (whole runs and cells); default: one per core.")
+        parser.add_argument("--web-processes", type=int, default=1, help="Web server processes sharing the port (websocket fan-out scales with them).")
         parser.add_argument("--no-demo", action="store_true", help="Do not load the demo fabric.")
 
-    def handle(self, *args, host: str, port: int, concurrency: int, no_demo: bool, **options):
+    def handle(self, *args, host: str, port: int, concurrency: int, web_processes: int, no_demo: bool, **options):
         self.children: dict[str, subprocess.Popen] = {}
         self.commands: dict[str, list[str]] = {}
+        self.listeners: dict[str, socket.socket] = {}  # kept open here, so that a web process started again reuses its socket
         self.restarts: list[float] = []
         self.redis: EmbeddedRedis | None = None
         signal.signal(signal.SIGTERM, stop_on_signal)
         if port_in_use(host, port):
             raise CommandError(f"Port {port} on {host} is already in use; choose another with --port.")
+        if web_processes < 1:
+            raise CommandError("--web-processes must be at least 1.")
         try:
             self.env = self.prepare_environment()
             call_command("bootstrap", no_demo=no_demo, verbosity=options["verbosity"])
             celery = [sys.executable, "-m", "celery", "-A", "twin", "worker", "--loglevel=INFO", "--without-gossip", "--without-mingle"]
-            self.commands = {
-                "web": [sys.executable, "-m", "daphne", "-b", host, "-p", str(port), "twin.asgi:application"],
+            upload_temp_dir_empty()  # before any web process: none is writing there yet
+            for number in range(web_processes):
+                name = f"web {number + 1}" if web_processes > 1 else "web"
+                self.listeners[name] = reuse_port_socket(host, port)
+                self.commands[name] = [sys.executable, "-m", "daphne", "-e", f"fd:fileno={self.listeners[name].fileno()}", "twin.asgi:application"]
+            self.commands |= {
                 "live worker": [*celery, "-n", "live@%h", "-Q", settings.TWIN_QUEUE_LIVE, "--pool=threads",
                                 f"--concurrency={LIVE_WORKER_THREADS}", "--beat", f"--schedule={settings.DATA_DIR / 'celerybeat-schedule'}"],
                 "heavy worker": [*celery, "-n", "heavy@%h", "-Q", settings.TWIN_QUEUE_HEAVY, "--pool=prefork", f"--concurrency={concurrency}"],
@@ -80,6 +108,7 @@ class Command(BaseCommand):
                 f"  redis:    {self.env['REDIS_URL']}{' (embedded, append-only file in ' + str(self.redis.workdir) + ')' if self.redis else ''}\n"
                 f"  workers:  live (replay player, run bookkeeping, sweeper; {LIVE_WORKER_THREADS} threads) and heavy "
                 f"(runs and cells; {concurrency} process{'es' if concurrency != 1 else ''} on {os.cpu_count()} cores, --concurrency to change)\n"
+                f"  web:      {web_processes} process{'es' if web_processes > 1 else ''} on port {port}\n"
                 "  Log in as the admin user (its password was printed when it was created, or set\n"
                 "  TWIN_ADMIN_PASSWORD before the first start). Ctrl-C stops everything.\n"
             ))
@@ -99,15 +128,17 @@ class Command(BaseCommand):
         return env
 
     def spawn(self, name: str) -> None:
-        if name == "web":
-            upload_temp_dir_empty()
         # Own process group: the terminal's Ctrl-C reaches only us, and we stop children in order.
         # The kernel stops them should we be killed (a Celery worker: cold shutdown, as nobody
         # is left to wait for it; its unacknowledged tasks go to the next worker).
         death_signal = signal.SIGQUIT if "worker" in name else signal.SIGTERM
         # The web server's other temporary files (request bodies spooled to disk) go there too.
-        env = {**self.env, "TMPDIR": str(settings.FILE_UPLOAD_TEMP_DIR)} if name == "web" else self.env
-        self.children[name] = subprocess.Popen(self.commands[name], env=env, start_new_session=True, preexec_fn=dies_with_this_process(death_signal))
+        listener = self.listeners.get(name)
+        env = {**self.env, "TMPDIR": str(settings.FILE_UPLOAD_TEMP_DIR)} if listener else self.env
+        self.children[name] = subprocess.Popen(
+            self.commands[name], env=env, start_new_session=True, preexec_fn=dies_with_this_process(death_signal),
+            pass_fds=(listener.fileno(),) if listener else (),
+        )
 
     def wait_until_serving(self, host: str, port: int, timeout_s: float = 60.0) -> None:
         url = f"http://{host}:{port}/healthz"
@@ -158,5 +189,7 @@ class Command(BaseCommand):
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+        for listener in self.listeners.values():
+            listener.close()
         if self.redis:
             self.redis.stop()
