@@ -24,7 +24,7 @@ def test_layout_is_computed_once_and_stored(viewer_client, small_snapshot, djang
     assert len(first["nodes"]["id"]) == small_snapshot.node_count
     assert len(first["links"]["a"]) == small_snapshot.link_count
     assert SnapshotLayout.objects.filter(snapshot=small_snapshot).exists()
-    with django_assert_max_num_queries(4):  # session, user, the stored ETag, the stored layout: no recompute
+    with django_assert_max_num_queries(5):  # session, user, its fabric's team, the stored ETag, the stored layout: no recompute
         assert viewer_client.get(url).json() == first
 
 

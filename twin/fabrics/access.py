@@ -19,11 +19,11 @@ __all__ = (
     "fabric_hidden_from", "fabrics_visible_to", "route_hidden_from",
 )
 
-# Route keyword -> (app label, model, lookup from that model to its fabric id).
+# Route keyword -> (app label, model, lookup from that model to its fabric's team).
 _OBJECT_KWARGS = {
-    "fabric_id": ("fabrics", "Fabric", "pk"),
-    "snapshot_id": ("fabrics", "Snapshot", "fabric_id"),
-    "run_id": ("runs", "Run", "snapshot__fabric_id"),
+    "fabric_id": ("fabrics", "Fabric", "team_id"),
+    "snapshot_id": ("fabrics", "Snapshot", "fabric__team_id"),
+    "run_id": ("runs", "Run", "snapshot__fabric__team_id"),
 }
 # The API's routes name their object `pk` (and a diff's second snapshot `other`); the route's
 # name says what it is.
@@ -39,10 +39,12 @@ def fabrics_visible_to(user, fabrics: QuerySet[Fabric] | None = None) -> QuerySe
 
 def fabric_hidden_from(user, fabric_id: int) -> bool:
     """True when the fabric exists and `user` may not see it."""
-    if user.is_admin:
-        return False
-    team_id = Fabric.objects.filter(pk=fabric_id).values_list("team_id", flat=True).first()
-    return team_id is not None and not user.teams.filter(pk=team_id).exists()
+    return _team_hides(user, Fabric.objects.filter(pk=fabric_id).values_list("team_id", flat=True).first())
+
+
+def _team_hides(user, team_id: int | None) -> bool:
+    # A fabric without a team costs no further query: the usual case.
+    return team_id is not None and not user.is_admin and not user.teams.filter(pk=team_id).exists()
 
 
 def route_hidden_from(user, route_name: str | None, kwargs: dict) -> bool:
@@ -53,9 +55,8 @@ def route_hidden_from(user, route_name: str | None, kwargs: dict) -> bool:
             keyword = next((named for prefix, named in _API_ROUTE_PREFIXES.items() if route_name.startswith(prefix)), keyword)
         if keyword not in _OBJECT_KWARGS:
             continue
-        app_label, model_name, to_fabric = _OBJECT_KWARGS[keyword]
-        fabric_id = apps.get_model(app_label, model_name).objects.filter(pk=value).values_list(to_fabric, flat=True).first()
-        if fabric_id is not None and fabric_hidden_from(user, fabric_id):
+        app_label, model_name, to_team = _OBJECT_KWARGS[keyword]
+        if _team_hides(user, apps.get_model(app_label, model_name).objects.filter(pk=value).values_list(to_team, flat=True).first()):
             return True
     return False
 
