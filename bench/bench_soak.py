@@ -2,16 +2,19 @@
 
 Run from the repository root (starts `manage.py serve` on embedded SQLite and Redis in a temporary
 data directory, or on DATABASE_URL's PostgreSQL when it is set, and stops it at the end):
-    .venv/bin/python bench/bench_soak.py [--minutes 5] [--uploads 20] [--viewers 30] [--whatifs 2]
+    .venv/bin/python bench/bench_soak.py [--minutes 10] [--uploads 20] [--viewers 50] [--whatifs 2]
 
 At once, for --minutes:
   - --viewers websocket clients watch one shared replay of the 1,024-card demo, which plays in a loop;
   - --uploads uploads spread over the time, one in four of them a broken file (expected: 400);
   - --whatifs staged what-ifs of the demo (the default stages) run in the workers;
-  - a reader loads the fabric list, the fabric page, the runs page and the health endpoint in turn.
-Prints: answers by status (any 5xx is a failure), page latency percentiles, frames per viewer,
-websocket closes with their codes, the uploads' versions, the what-ifs' outcomes and durations.
-Asserts nothing; exits 1 if any 5xx was answered or a viewer was dropped.
+  - a reader loads the fabric list, the fabric page, the runs page, the API's fabric and run lists
+    and the health endpoint in turn;
+  - every 5 s, the resident memory of each of serve's processes is sampled.
+Prints: answers by status (any 5xx is a failure), request latency p50/p95/p99 per page, frames
+per viewer, websocket closes with their codes, the uploads' versions and whether each one is
+stored (a lost upload is a failure), the what-ifs' outcomes and durations, each process's peak
+memory. Asserts nothing; exits 1 on any 5xx, lost upload, unfinished run or dropped viewer.
 """
 import argparse
 import asyncio
@@ -30,6 +33,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+import psutil  # noqa: E402
 
 from bench.bench_ws_load import pct, wait_for_run  # noqa: E402
 from tests.stack import Session, Stack  # noqa: E402
@@ -72,6 +77,8 @@ class Soak:
         self.server_errors: list[str] = []
         self.page_latency: dict[str, list[float]] = {}
         self.uploads: list[tuple[str, int, float]] = []
+        self.stored_versions: list[int] = []
+        self.peak_rss: dict[str, int] = {}
 
     def record(self, what: str, status: int) -> None:
         self.statuses[status] += 1
@@ -79,7 +86,7 @@ class Soak:
             self.server_errors.append(f"{what} -> {status}")
 
     async def reader(self, fabric_id: int) -> None:
-        pages = ["/", f"/fabrics/{fabric_id}/", "/runs/", "/api/health/"]
+        pages = ["/", f"/fabrics/{fabric_id}/", "/runs/", "/api/fabrics/", "/api/runs/", "/api/health/"]
         deadline, turn = time.monotonic() + self.seconds, 0
         while time.monotonic() < deadline:
             path = pages[turn % len(pages)]
@@ -99,8 +106,25 @@ class Soak:
             status, body = await asyncio.to_thread(upload, self.session, "soak", f"upload-{number}.txt", BROKEN_UPLOAD if broken else good)
             self.record("upload", status)
             expected = 400 if broken else 201
+            if status == 201:
+                self.stored_versions.append(json.loads(body)["version"])
             outcome = f"v{json.loads(body)['version']}" if status == 201 else f"{status}"
             self.uploads.append((outcome + ("" if status == expected else f" (expected {expected})"), status, time.perf_counter() - started))
+
+
+    async def memory(self, serve_pid: int) -> None:
+        """Peak resident memory of each process serve started (by its command line)."""
+        deadline = time.monotonic() + self.seconds
+        while time.monotonic() < deadline:
+            for process in psutil.Process(serve_pid).children(recursive=True):
+                try:
+                    line = " ".join(process.cmdline())
+                    name = "web" if "daphne" in line else "live worker" if "live@" in line else "heavy worker" if "heavy@" in line else "redis" if "redis" in line else process.name()
+                    name = f"{name} {process.pid}"
+                    self.peak_rss[name] = max(self.peak_rss.get(name, 0), process.memory_info().rss)
+                except psutil.Error:
+                    pass
+            await asyncio.sleep(5)
 
 
 class LoopingViewer:
@@ -134,14 +158,14 @@ class LoopingViewer:
             self.closed = f"{type(error).__name__}: {error}"
 
 
-async def soak(session: Session, base_url: str, minutes: float, uploads: int, viewers: int, whatif_ids: list[int], replay_id: int, fabric_id: int) -> tuple[Soak, list[LoopingViewer]]:
+async def soak(session: Session, base_url: str, minutes: float, uploads: int, viewers: int, replay_id: int, fabric_id: int, serve_pid: int) -> tuple[Soak, list[LoopingViewer]]:
     run = Soak(session, minutes * 60)
     until = time.monotonic() + minutes * 60
     url = base_url.replace("http://", "ws://") + f"/ws/replays/{replay_id}/"
     headers = {"Cookie": f"sessionid={session.cookie('sessionid')}", "Origin": base_url}
     clients = [LoopingViewer() for _ in range(viewers)]
     await asyncio.gather(
-        run.reader(fabric_id), run.uploader(uploads),
+        run.reader(fabric_id), run.uploader(uploads), run.memory(serve_pid),
         *(client.watch(url, headers, until, driver=number == 0) for number, client in enumerate(clients)),
     )
     return run, clients
@@ -149,9 +173,9 @@ async def soak(session: Session, base_url: str, minutes: float, uploads: int, vi
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--minutes", type=float, default=5.0)
+    parser.add_argument("--minutes", type=float, default=10.0)
     parser.add_argument("--uploads", type=int, default=20)
-    parser.add_argument("--viewers", type=int, default=30)
+    parser.add_argument("--viewers", type=int, default=50)
     parser.add_argument("--whatifs", type=int, default=2)
     chosen = parser.parse_args()
 
@@ -182,20 +206,28 @@ def main() -> int:
                 raise RuntimeError(f"what-if: POST /api/runs/ -> {status}: {body[:300]!r}")
             whatif_ids.append(json.loads(body)["id"])
 
-        outcome, clients = asyncio.run(soak(session, stack.base_url, chosen.minutes, chosen.uploads, chosen.viewers, whatif_ids, replay_id, demo["id"]))
+        outcome, clients = asyncio.run(soak(session, stack.base_url, chosen.minutes, chosen.uploads, chosen.viewers, replay_id, demo["id"], stack.process.pid))
 
         print(f"\n-- {chosen.minutes:g} min: {chosen.viewers} replay viewers, {chosen.uploads} uploads, {chosen.whatifs} what-ifs, one page reader")
         print(f"answers by status: {dict(sorted(outcome.statuses.items()))}; server errors (5xx): {len(outcome.server_errors)} {outcome.server_errors[:5]}")
         for path, seconds in outcome.page_latency.items():
-            print(f"  {path:<16} {len(seconds):>4} loads, ms p50 {pct(seconds, 50) * 1e3:.0f} / p95 {pct(seconds, 95) * 1e3:.0f} / max {max(seconds) * 1e3:.0f}")
+            print(f"  {path:<16} {len(seconds):>4} loads, ms p50 {pct(seconds, 50) * 1e3:.0f} / p95 {pct(seconds, 95) * 1e3:.0f}"
+                  f" / p99 {pct(seconds, 99) * 1e3:.0f} / max {max(seconds) * 1e3:.0f}")
         frames = sorted(client.frames for client in clients)
         dropped = [client.closed for client in clients if client.closed]
         print(f"replay viewers: frames each min/median/max {frames[0]} / {statistics.median(frames):.0f} / {frames[-1]}; dropped {len(dropped)} {Counter(dropped).most_common(3)}")
         print(f"uploads: {', '.join(u[0] for u in outcome.uploads)}; s p50 {statistics.median([u[2] for u in outcome.uploads] or [0]):.2f}")
+        soak_fabric = next((f for f in json.loads(session.get("/api/fabrics/?page_size=100"))["results"] if f["name"] == "soak"), None)
+        kept = {snapshot["version"] for snapshot in json.loads(session.get(f"/api/fabrics/{soak_fabric['id']}/snapshots/?page_size=1000"))["results"]} if soak_fabric else set()
+        lost = sorted(set(outcome.stored_versions) - kept)
+        print(f"uploads stored: {len(outcome.stored_versions)} answered 201, {len(lost)} of them lost {lost}")
+        print("peak memory: " + ", ".join(f"{name} {rss / 2**20:.0f} MiB" for name, rss in sorted(outcome.peak_rss.items())))
+        unfinished = []
         for run_id in whatif_ids:
             run = wait_for_run(session, run_id, timeout_s=3600)
             print(f"what-if {run_id}: {run['status']} after {time.monotonic() - whatif_started:.0f} s{'' if run['status'] == 'succeeded' else ': ' + str(run.get('error'))}")
-        failed = bool(outcome.server_errors or dropped)
+            unfinished += [] if run["status"] == "succeeded" else [run_id]
+        failed = bool(outcome.server_errors or dropped or lost or unfinished)
     except Exception:  # noqa: BLE001 - report what happened, then clean up
         traceback.print_exc()
         print("--- serve log (tail) ---\n" + stack.output()[-3000:])
