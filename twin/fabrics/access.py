@@ -78,12 +78,19 @@ class VisibleFabricField(serializers.PrimaryKeyRelatedField):
     """A fabric id in a request body; a fabric the requester may not see is "not found" (the
     serializer needs the request in its context)."""
 
+    def __init__(self, **kwargs):
+        # The unfiltered queryset names the model for the OpenAPI schema; lookups filter.
+        super().__init__(queryset=Fabric.objects.all(), **kwargs)
+
     def get_queryset(self):
         return fabrics_visible_to(self.context["request"].user)
 
 
 class VisibleSnapshotField(serializers.PrimaryKeyRelatedField):
     """A snapshot id in a request body, of a fabric the requester may see (as above)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(queryset=Snapshot.objects.all(), **kwargs)
 
     def get_queryset(self):
         return Snapshot.objects.filter(fabric__in=fabrics_visible_to(self.context["request"].user))
