@@ -1,5 +1,5 @@
 // @vitest-environment happy-dom
-import { beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { LinkValues } from "../map/overlay";
 import { overlaySlot } from "../map/overlaySlot";
 import { CONNECT_GRACE_MS, LIVE_FETCH_GRACE_MS, mountReplayPlayer } from "./replayPlayer";
@@ -44,6 +44,11 @@ const frameMessage = (seq: number, index: number, overrides: Record<string, unkn
   frame: replayFrame(overrides),
 });
 
+// Every player a test mounts is stopped after it: a chart's pending draw (a real timer) would
+// otherwise fire after the test file's DOM is gone.
+const mountedPlayers: { stop(): void }[] = [];
+afterEach(() => mountedPlayers.splice(0).forEach((player) => player.stop()));
+
 async function mount(
   canControl = true,
   attributes = 'data-ws="/ws/replays/12/" data-frame-url="/api/runs/12/frames/" data-frames="600"',
@@ -58,6 +63,7 @@ async function mount(
   }
   const slot = overlaySlot();
   const player = mountReplayPlayer(host, { ...context, map: () => Promise.resolve(map), slot });
+  mountedPlayers.push(player);
   await settle();
   const q = <T extends Element>(selector: string) => host.querySelector<T>(selector) as T;
   return {

@@ -587,6 +587,7 @@ export function mountReplayPlayer(host: HTMLElement, context: ReplayPlayerContex
       context.slot?.release(holder);
       views?.stop();
       sparkChart?.dispose();
+      sparkChart = null;
     },
   };
 }

@@ -1,5 +1,5 @@
 // @vitest-environment happy-dom
-import { beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { numberFormatters } from "../core/format";
 import { parseFrame, type Frame } from "./frames";
 import { translator } from "../core/i18n";
@@ -21,13 +21,18 @@ function frame(bytes: number[], top: Record<string, unknown>[] = []): Frame {
 }
 
 describe("utilisation views", () => {
+  // Stopped after each test: a chart's pending draw (a real timer) would otherwise fire after
+  // the test file's DOM is gone.
+  const mountedViews: { stop(): void }[] = [];
   beforeEach(() => {
     document.body.innerHTML = "";
   });
+  afterEach(() => mountedViews.splice(0).forEach((views) => views.stop()));
 
   function mount() {
     const store = thresholdStore(null);
     const views = mountUtilisationViews({ doc: document, t: translator("en"), numbers: numberFormatters("en"), thresholds: store });
+    mountedViews.push(views);
     document.body.append(views.element);
     return { store, views, root: views.element };
   }

@@ -258,6 +258,7 @@ export function mountUtilisationViews(context: UtilisationViewsContext): Utilisa
       for (const chart of [heatChart, stripChart, seriesChart]) {
         chart?.dispose();
       }
+      heatChart = stripChart = seriesChart = null;
     },
   };
 }
