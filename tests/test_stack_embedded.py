@@ -5,6 +5,7 @@ import contextlib
 import json
 import re
 import signal
+import time
 
 import psutil
 import pytest
@@ -16,7 +17,8 @@ pytestmark = pytest.mark.stack
 
 
 def test_embedded_default_serves_dashboard_and_websocket(tmp_path):
-    stack = Stack(data_dir=tmp_path, env_overrides={}, drop_env=("DATABASE_URL", "REDIS_URL"))
+    # A sweep every second: the console must still show only the lines of real work.
+    stack = Stack(data_dir=tmp_path, env_overrides={"TWIN_SWEEP_INTERVAL_S": "1"}, drop_env=("DATABASE_URL", "REDIS_URL"))
     with stack:
         output = stack.output()
         assert "Started embedded Redis" in output and "sqlite3" in output
@@ -41,6 +43,14 @@ def test_embedded_default_serves_dashboard_and_websocket(tmp_path):
         assert frame["run"]["status"] == "succeeded", frame
         assert frame["run"]["result"]["cards"] == 1024
         assert frame["run"]["result"]["histogram"] == {"1": 32 * 32 * 31 // 2, "3": 1024 * 1023 // 2 - 32 * 32 * 31 // 2}
+
+        deadline = time.monotonic() + 60
+        while "beat: Starting" not in stack.output() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        time.sleep(3.5)  # three sweeps or more
+        output = stack.output()
+        assert "beat: Starting" in output and "Task twin.runs.execute[" in output
+        assert "Task twin.runs.sweep[" not in output and "Sending due task sweep" not in output
 
         assert stack.stop(signal.SIGINT) == 0
         assert "Stopping" in stack.output()
