@@ -33,7 +33,7 @@ if [ ! -f "$requirements_stamp" ]; then
   touch "$requirements_stamp"
 fi
 
-frontend_stamp="frontend/dist/.built-$( (cat frontend/package-lock.json frontend/*.json frontend/*.ts; find frontend/src -type f -print0 | sort -z | xargs -0 cat) | sha256sum | cut -c1-16)"
+frontend_stamp="frontend/dist/.built-$( (cat frontend/package-lock.json frontend/*.json frontend/*.ts; find frontend/src frontend/public -type f -print0 | sort -z | xargs -0 cat) | sha256sum | cut -c1-16)"
 if [ ! -f "$frontend_stamp" ]; then
   step "Building the frontend"
   (cd frontend && npm ci --no-audit --no-fund --loglevel=error && npm run --silent build)

@@ -65,6 +65,9 @@ def test_login_run_and_redis_outage(tmp_path, stack_database_url, browser):
             page.on("websocket", lambda ws: ws.on("framereceived", lambda payload: frames.append(payload)))
             refused = []  # what the Content-Security-Policy blocked, as Chromium reports it
             page.on("console", lambda message: refused.append(message.text) if "Content Security Policy" in message.text else None)
+            # What the pages asked for and did not get (Chromium reports the icon's 404 only here).
+            missing = []
+            page.on("console", lambda message: missing.append(message.text) if "Failed to load resource" in message.text else None)
 
             log_in(page, stack.base_url)
             page.click("text=demo-supernode")
@@ -83,6 +86,7 @@ def test_login_run_and_redis_outage(tmp_path, stack_database_url, browser):
             page.wait_for_timeout(500)  # let the progress bar finish its CSS transition for the picture
             ARTIFACTS.mkdir(exist_ok=True)
             page.screenshot(path=str(ARTIFACTS / "fabric-page.png"), full_page=True)
+            assert missing == [], missing
 
             # Redis goes away: pages still load and say that live work is unavailable.
             redis.stop()

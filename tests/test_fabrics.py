@@ -153,6 +153,7 @@ def test_generated_fabric_exports_as_ibnetdiscover_with_every_card_and_link(view
 def test_fabric_pages(viewer_client, small_snapshot):
     listing = viewer_client.get("/")
     assert listing.status_code == 200 and b"small" in listing.content
+    assert viewer_client.get("/fabrics/", follow=True).redirect_chain == [("/", 302)]
     page = viewer_client.get(f"/fabrics/{small_snapshot.fabric_id}/")
     assert page.status_code == 200
     assert b"start-hop-stats" not in page.content  # viewers cannot start runs

@@ -1,6 +1,7 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
+from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from twin.accounts import views as account_views
@@ -42,6 +43,7 @@ api_patterns = [
 
 urlpatterns = [
     path("", fabric_views.fabric_list_page, name="fabric-list"),
+    path("fabrics/", RedirectView.as_view(pattern_name="fabric-list"), name="fabric-list-alias"),  # where people type it
     path("fabrics/<id:fabric_id>/", fabric_views.fabric_page, name="fabric-detail"),
     path("fabrics/<id:fabric_id>/diff/", fabric_views.diff_page, name="fabric-diff"),
     path("fabrics/<id:fabric_id>/journal/", journal_views.journal_page, name="journal"),
