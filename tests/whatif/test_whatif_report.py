@@ -78,7 +78,8 @@ def test_knee_named_switch_congestion_when_a_tier_saturates():
         ({"bottleneck": "leaf-spine (scale-up)", "loss": 0.3}, "ecmp-collisions"),
         ({"bottleneck": "leaf-spine (scale-up)", "loss": 0.01}, "switch-congestion"),
         ({"bottleneck": "card-leaf (scale-up)"}, "card-port"),
-        ({"bound": "latency"}, "latency"),
+        ({"bound": "latency", "tiers": 3}, "latency"),  # a tier more: more hops
+        ({"bound": "latency"}, "latency-steps"),  # as many hops: only more steps
         ({"bound": "latency", "bottleneck": "leaf-spine (scale-out)", "domain": "scale-out"}, "protocol-overhead"),
     ],
 )
@@ -86,6 +87,14 @@ def test_cause_naming(options, cause):
     knee = assemble_report([stage_result(1, 47.0), stage_result(2, 30.0, **options)])["knee"]
     assert knee["cause"] == cause
     assert knee["remedy"] == REMEDIES[cause]
+
+
+def test_a_latency_knee_blames_hops_only_when_there_are_more():
+    same_diameter = assemble_report([stage_result(1, 47.0), stage_result(2, 30.0, bound="latency")])["knee"]
+    assert "as many hops as before" in same_diameter["explanation"]
+    assert "placement" not in same_diameter["remedy"]["likely_cause"] + same_diameter["remedy"]["fix"]
+    more_hops = assemble_report([stage_result(1, 47.0), stage_result(2, 30.0, bound="latency", tiers=3)])["knee"]
+    assert "more hops per step" in more_hops["explanation"] and "diameter 3 -> 5 hops" in more_hops["explanation"]
 
 
 def test_no_knee_from_an_algorithm_the_simulator_cannot_run_at_scale():
@@ -107,7 +116,7 @@ def test_training_step_knee_and_alternatives_side_by_side():
     assert report["alternatives"] == ["one-supernode", "k-supernodes"]
     knee = report["knee"]
     # The DP all-reduce grew (TP stayed): its latency-bound point names the cause.
-    assert (knee["metric"], knee["factor"], knee["cause"]) == ("training_step", 4.0, "latency")
+    assert (knee["metric"], knee["factor"], knee["cause"]) == ("training_step", 4.0, "latency-steps")
     assert report["knees"]["k-supernodes"] is None
     group = report["side_by_side"][2]
     assert group["factor"] == 4.0 and set(group["alternatives"]) == {"one-supernode", "k-supernodes"}

@@ -78,6 +78,14 @@ REMEDIES: dict[str, dict[str, str]] = {
         "check": gettext_noop("check placement against hop distance"),
         "fix": gettext_noop("topology-aware scheduling"),
     },
+    # Latency-bound with the same diameter: the hops did not grow, the algorithm's steps did (a
+    # ring's 2(p-1)); placement cannot help there, fewer and larger steps can.
+    "latency-steps": {
+        "symptom": gettext_noop("performance collapses at scale"),
+        "likely_cause": gettext_noop("more steps per collective: each step's share shrinks until its latency dominates"),
+        "check": gettext_noop("compare the algorithms at this size"),
+        "fix": gettext_noop("fewer, larger steps: a hierarchical or in-switch algorithm, or larger messages (gradient buckets)"),
+    },
     "protocol-overhead": {
         "symptom": gettext_noop("high small-message latency"),
         "likely_cause": gettext_noop("protocol overhead"),
@@ -92,6 +100,7 @@ CAUSE_NAMES: dict[str, str] = {
     "ecmp-collisions": gettext_noop("ECMP hash collisions"),
     "card-port": gettext_noop("the cards' own ports"),
     "latency": gettext_noop("latency"),
+    "latency-steps": gettext_noop("latency (steps)"),
     "protocol-overhead": gettext_noop("protocol overhead"),
 }
 """Cause code -> a short name for the plots."""
@@ -379,8 +388,10 @@ def _diagnose(previous: dict[str, Any], entry: dict[str, Any], metric: str) -> d
             cause = "card-port"
     elif point.get("bottleneck_domain") == "scale-out":
         cause = "protocol-overhead"
-    else:
+    elif entry["diameter_hops"] > previous["diameter_hops"]:
         cause = "latency"
+    else:
+        cause = "latency-steps"
     algorithm = point.get("chosen_algorithm") or point.get("algorithm")
     algorithm_before = before and (before.get("chosen_algorithm") or before.get("algorithm"))
     value, value_before = entry["efficiency"][metric], previous["efficiency"][metric]
@@ -439,6 +450,7 @@ def knee_explanation(knee: Mapping[str, Any], tr: Translations = ENGLISH) -> str
         "card-port": tr.gettext("bandwidth-bound on the cards' own ports (%(links)s), with more, smaller steps per collective"),
         "protocol-overhead": tr.gettext("latency-bound on the scale-out network: message-passing overhead per step"),
         "latency": tr.gettext("latency-bound: more steps and more hops per step"),
+        "latency-steps": tr.gettext("latency-bound: more steps per collective, over as many hops as before"),
     }
     loss = knee["ecmp_collision_loss"]
     sentence = sentences[knee["cause"]] % {"links": bottleneck, "loss": f"{loss:.0%}" if loss is not None else "?"}
