@@ -12,9 +12,13 @@ from tests.stack import ROOT, Session, Stack
 from tests.test_browser_e2e import ARTIFACTS, browser, log_in, pytestmark  # noqa: F401  (fixture, marks)
 from twin.common.embedded import EmbeddedRedis
 
-SAMPLE = ROOT.parent / "shared" / "samples" / "ibnetdiscover_2leaf_1spine_8hca.txt"
+SAMPLE = ROOT / "tests" / "data" / "ib" / "ibnetdiscover_2leaf_1spine_8hca.txt"  # from ../shared/samples
 LANGUAGES = {"en": "en", "zh-hans": "zh-Hans"}  # <html lang> -> Accept-Language
 VIEWPORT = {"width": 1440, "height": 900}
+# The deepest elements that stick out past the window's right edge: what pushes a page sideways.
+WIDEST = """[...document.querySelectorAll('body *')]
+  .filter((el) => el.getBoundingClientRect().right > window.innerWidth && ![...el.children].some((child) => child.getBoundingClientRect().right > window.innerWidth))
+  .slice(0, 5).map((el) => `${el.tagName.toLowerCase()}.${el.className} (${Math.round(el.getBoundingClientRect().right)} px)`)"""
 
 
 def upload(session: Session, name: str, text: str) -> dict:
@@ -53,6 +57,16 @@ def wait_for_runs(session: Session, runs: dict[str, int], timeout_s: float = 600
         time.sleep(1)
 
 
+def submit_as_shown(page, base_url: str, fabric_path: str, form: str) -> str:
+    """Submits one of the fabric page's run forms without touching a field: the form as the page
+    offers it must run on the fabric it is shown for. Returns the path of the finished run's page."""
+    page.goto(base_url + fabric_path)
+    page.click(f"{form} button[type=submit]")
+    page.wait_for_selector(".run-widget[data-status=succeeded], .run-widget[data-status=failed], .errorlist", timeout=300000)
+    assert page.query_selector(".run-widget[data-status=succeeded]"), (form, page.url, page.inner_text("main"))
+    return page.url.removeprefix(base_url)
+
+
 def test_every_page_in_both_languages(tmp_path, stack_database_url, browser):
     redis = EmbeddedRedis(workdir=tmp_path / "redis").start()
     try:
@@ -76,6 +90,12 @@ def test_every_page_in_both_languages(tmp_path, stack_database_url, browser):
                                                                        "collectives": ["allreduce"], "sizes": [2**16, 2**22]}),
             }  # fmt: skip
             wait_for_runs(session, runs)
+            # Every run form of the uploaded fabric's page, submitted as it is shown.
+            page = browser.new_page(viewport=VIEWPORT)
+            log_in(page, stack.base_url)
+            shown = {form: submit_as_shown(page, stack.base_url, f"/fabrics/{lab}/", f"#{form}")
+                     for form in ("placement-form", "failure-form", "whatif-form", "replay-form")}
+            page.close()
             pages = {
                 "fabrics": "/",
                 "fabric-uploaded": f"/fabrics/{lab}/",
@@ -87,6 +107,7 @@ def test_every_page_in_both_languages(tmp_path, stack_database_url, browser):
                 "upload": "/upload/",
                 "runs": "/runs/",
                 **{f"run-{kind}": f"/runs/{run}/" for kind, run in runs.items()},
+                **{f"lab-{form}": url for form, url in shown.items()},
                 "whatif-report": f"/runs/{runs['whatif']}/report/",
                 "users": "/users/",
             }
@@ -107,9 +128,9 @@ def test_every_page_in_both_languages(tmp_path, stack_database_url, browser):
                     assert response.status == 200, (lang, url, response.status)
                     page.wait_for_load_state("networkidle")
                     assert page.get_attribute("html", "lang") == lang, (lang, url)
-                    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
-                    assert overflow <= 0, f"{url} in {lang} is {overflow} px wider than the window"
                     page.screenshot(path=str(shots / f"{name}.png"), full_page=True)
+                    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+                    assert overflow <= 0, f"{url} in {lang} is {overflow} px wider than the window: {page.evaluate(WIDEST)}"
                 assert problems == [], problems
                 assert len(list(shots.glob("*.png"))) == len(pages)
                 context.close()

@@ -1,12 +1,15 @@
 """Failure what-ifs (issue 8): each test fails when a failure's cost is reported wrongly."""
 
 import random
+from pathlib import Path
 
 import networkx as nx
 import numpy as np
 import pytest
 
 from tests.simcore.fabrics import brute_force_hops, irregular_fabric
+from twin.ingest import parse_fabric
+from twin.ingest.completion import complete_fabric
 from twin.operations.failures import (
     FailureBaseline,
     FailureError,
@@ -54,6 +57,20 @@ def test_a_leaf_failure_cuts_off_its_cards(fabric, baseline):
     assert result["blast_radius"] == {"leaf-01": {"cards_attached": 16, "cards_cut_off": 16}}
     assert result["disconnected_pairs"] == 16 * 240 + 16 * 15 // 2
     assert result["workload"]["ranks_lost"] == 16 and result["workload"]["after"]["time_s"] > 0
+
+
+def test_a_leaf_failure_on_a_real_two_leaf_dump_cuts_off_that_leafs_cards():
+    """ibnetdiscover of 2 leaves of 4 HCAs and one spine: the dead leaf's 4 cards (each alone)
+    and the live leaf's 4 (reaching each other) miss as many cards each; the dead ones leave."""
+    text = (Path(__file__).resolve().parents[1] / "data" / "ib" / "ibnetdiscover_2leaf_1spine_8hca.txt").read_text()
+    lab = complete_fabric(parse_fabric(text, source_name="lab.txt")).spec
+    baseline = FailureBaseline.of(lab, WORKLOAD)
+    leaf02 = next(node.id for node in lab.nodes if "leaf02" in node.name)
+    result = evaluate_failure(lab, [leaf02], WORKLOAD, baseline=baseline)
+    assert result["cards_cut_off"] == [f"card:ib:0c42a10300860{host}00" for host in (5, 6, 7, 8)]
+    assert result["workload"]["ranks_lost"] == 4 and result["workload"]["after"]["time_s"] > 0
+    every_switch = [evaluate_failure(lab, [switch], WORKLOAD, baseline=baseline) for switch in failure_candidates(lab, "switch")]
+    assert [failure["cards_cut_off_count"] for failure in every_switch] == [4, 4, 4]  # the spine parts the fabric in two
 
 
 def test_losing_uplinks_slows_the_workload(fabric):

@@ -7,7 +7,7 @@ import pytest
 from twin.simcore.generate import fat_tree
 from twin.simcore.simulate import Simulator
 from twin.whatif.errors import WhatIfError
-from twin.whatif.performance import check_sizes, performance_cell, training_step_cell
+from twin.whatif.performance import check_sizes, performance_cell, training_step_cell, training_tp
 
 FABRIC = fat_tree(endpoints=32, radix=8, cards_per_host=4)
 SIZES = (2**12, 2**20, 2**26)
@@ -105,3 +105,12 @@ def test_impossible_training_steps_are_refused(arguments, expected):
     with pytest.raises(WhatIfError) as raised:
         training_step_cell(FABRIC, **arguments)
     assert expected in str(raised.value)
+
+
+def test_the_training_step_fits_a_lab_fabric_smaller_than_the_articles_tp():
+    assert [training_tp(cards) for cards in (1, 8, 12, 16, 32, 1024)] == [1, 4, 4, 8, 16, 16]
+    lab = fat_tree(endpoints=8, radix=8, cards_per_host=4)
+    step = training_step_cell(lab, tp=training_tp(8))
+    assert (step["tp"], step["dp"], step["cards_used"]) == (4, 2, 8) and step["dp_time_s"] > 0
+    with pytest.raises(WhatIfError, match="TP 16 x DP 0 on 8 cards"):
+        training_step_cell(lab)

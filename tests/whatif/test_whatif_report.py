@@ -34,9 +34,9 @@ def stage_result(factor, busbw, *, tiers=2, alternative="one-supernode", step=1.
         "structure": {"tiers": tiers, "diameter_hops": 2 * tiers - 1, "mean_hops": 2.9, "bisection_GBps": cards * 25.0},
         "performance": [cell("allreduce", cards, busbw, **cell_options)],
         "training": {"step_comm_time_s": step,
-                     "tp_allreduce": {"time_s": 0.5, "per_step": 1, "bound": "bandwidth", "algorithm": "ring",
+                     "tp_allreduce": {"ranks": 16, "time_s": 0.5, "per_step": 1, "bound": "bandwidth", "algorithm": "ring",
                                       "bottleneck_link_class": "card-leaf (scale-up)", "bottleneck_domain": "scale-up"},
-                     "dp_allreduce": {"time_s": step - 0.5, "per_step": 1, "bound": "latency", "algorithm": "ring",
+                     "dp_allreduce": {"ranks": cards // 16, "time_s": step - 0.5, "per_step": 1, "bound": "latency", "algorithm": "ring",
                                       "bottleneck_link_class": "leaf-spine (scale-up)", "bottleneck_domain": "scale-up"}},
     }
 
@@ -148,3 +148,17 @@ def test_bad_report_input_is_refused():
         assemble_report([])
     with pytest.raises(WhatIfError, match="threshold 0 points"):
         assemble_report([stage_result(1, 47.0)], threshold_points=0)
+
+
+def test_a_dp_ring_growing_on_an_ideal_fabric_keeps_the_training_step_efficient():
+    """Weak scaling on a lab fabric: DP 2 -> 4 -> 8 on an ideal fabric, each ring moving 2(n-1)/n
+    of the gradients per card (1, 1.5, 1.75 times): the step's efficiency stays 1, no knee."""
+    results = []
+    for factor, dp in ((1, 2), (2, 4), (4, 8)):
+        result = stage_result(factor, 47.0)
+        result["training"]["tp_allreduce"] = None
+        result["training"]["dp_allreduce"] = {**result["training"]["dp_allreduce"], "ranks": dp, "time_s": 2 * (dp - 1) / dp}
+        results.append(result)
+    report = assemble_report(results)
+    assert [stage["efficiency"]["training_step"] for stage in report["stages"]] == pytest.approx([1.0, 1.0, 1.0])
+    assert report["knee"] is None

@@ -16,7 +16,7 @@ from twin.common.pages import paged
 from twin.common.params import id_from_text
 from twin.ingest import ParseOptions
 from twin.ingest.completion import HCA_CARD_SOURCE
-from twin.runs.forms import FailureForm, PlacementForm, ReplayForm, WhatIfForm
+from twin.runs.forms import FailureForm, PlacementForm, ReplayForm, WhatIfForm, job_shape_fitting
 from twin.simcore.diff import FINDING_CLASSES, SEVERITIES
 from twin.replay.prometheus import PRESETS
 from twin.simulations.forms import PRESET_LABELS, TelemetryReadingForm, TelemetrySourceForm
@@ -136,6 +136,7 @@ def fabric_page(request, fabric_id: int, *, telemetry_source_form: TelemetrySour
     snapshots, snapshot_query = paged(request, fabric.snapshots.select_related("created_by").order_by("-version"), SNAPSHOTS_PER_PAGE)
     runs = snapshot.runs.select_related("created_by").order_by("-created_at")[:10] if snapshot else []
     design = inferred_design(snapshot) if snapshot else None
+    job_shape = job_shape_fitting(snapshot.card_count if snapshot else 0)
     runs_unavailable = snapshot_runs_unavailable(snapshot) if snapshot else None
     return render(
         request,
@@ -147,7 +148,8 @@ def fabric_page(request, fabric_id: int, *, telemetry_source_form: TelemetrySour
             "card_sources": card_sources(snapshot) if snapshot else [],
             "design_rules": design,
             "whatif_unavailable": runs_unavailable or (design or {}).get("error"),
-            "placement_form": PlacementForm(), "failure_form": FailureForm(), "replay_form": ReplayForm(), "whatif_form": WhatIfForm(),
+            "placement_form": PlacementForm(initial=job_shape), "failure_form": FailureForm(),
+            "replay_form": ReplayForm(initial=job_shape), "whatif_form": WhatIfForm(),
             **telemetry_source_context(fabric, telemetry_source_form),
         },
         status=status,

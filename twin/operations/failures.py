@@ -251,13 +251,15 @@ class _PairsBeforeAfter:
         GPU whose rail leaf failed still reaches its host's other GPUs over NVLink, and they
         reach everyone else, but it reaches nobody beyond its host. So, greedily, the class
         with the most unreachable partners (counted in cards) leaves until every pair of the
-        classes that stay can reach each other."""
+        classes that stay can reach each other. The cards of one class reach each other, unless
+        the class is the cards of a dead leaf, each alone: then its other members count too."""
         if not len(self.card_ids):
             return set()
         unreachable = self.after < 0
-        np.fill_diagonal(unreachable, False)  # a class's cards reach each other or are alone
+        alone = np.diag(unreachable).copy()
+        np.fill_diagonal(unreachable, False)
         kept = np.ones(len(self.sizes), dtype=bool)
-        missing = unreachable.astype(np.int64) @ self.sizes
+        missing = unreachable.astype(np.int64) @ self.sizes + alone * (self.sizes - 1)
         while True:
             candidates = np.where(kept, missing, -1)
             worst = int(np.argmax(candidates))

@@ -10,7 +10,7 @@ from twin.simcore.errors import TwinCoreError
 from twin.simcore.units import format_count, parse_count, parse_size
 from twin.simulations.services import SEARCHED_STRATEGIES
 
-__all__ = ("PlacementForm", "FailureForm", "ReplayForm", "WhatIfForm")
+__all__ = ("PlacementForm", "FailureForm", "ReplayForm", "WhatIfForm", "job_shape_fitting")
 
 
 class ParameterCountField(forms.CharField):
@@ -29,10 +29,20 @@ class ParameterCountField(forms.CharField):
             raise forms.ValidationError(str(error)) from error
 
 
+def job_shape_fitting(card_count: int) -> dict[str, int]:
+    """A TP x DP job that fits the fabric, as the placement and replay forms first offer it: TP of
+    8 (a server's GPUs) or the largest power of two below the card count, DP to fill the rest, so
+    that the form as shown runs on a lab fabric of 8 cards as on a super-node."""
+    tp = 1
+    while tp * 2 <= min(8, card_count):
+        tp *= 2
+    return {"tp": tp, "dp": max(1, card_count // tp)}
+
+
 class PlacementForm(forms.Form):
-    tp = forms.IntegerField(label="TP", min_value=1, initial=16)
+    tp = forms.IntegerField(label="TP", min_value=1)
     pp = forms.IntegerField(label="PP", min_value=1, initial=1)
-    dp = forms.IntegerField(label="DP", min_value=1, initial=64)
+    dp = forms.IntegerField(label="DP", min_value=1)
     ep = forms.IntegerField(label="EP", min_value=1, initial=1)
     model_params = ParameterCountField(label=_("Model parameters"), required=False, help_text=_("e.g. 175B or 175e9; empty: the article's 175B"))
     strategies = forms.MultipleChoiceField(
@@ -54,7 +64,7 @@ class PlacementForm(forms.Form):
 
 
 class FailureForm(forms.Form):
-    worst = forms.ChoiceField(label=_("Search the worst single failure of"), required=False, choices=[("", _("— or fail the elements below —")), ("switch", _("any switch")), ("leaf", _("a leaf switch")), ("link", _("a link"))])
+    worst = forms.ChoiceField(label=_("Search the worst single failure of"), required=False, initial="switch", choices=[("", _("— or fail the elements below —")), ("switch", _("any switch")), ("leaf", _("a leaf switch")), ("link", _("a link"))])
     elements = forms.CharField(label=_("Elements to fail together"), required=False, help_text=_("Switch names (as on the map) or ids, or link:<index>, separated by commas"))
     collective = forms.ChoiceField(label=_("Workload"), choices=[(c, c) for c in COLLECTIVES], initial="allreduce")
     size = forms.CharField(label=_("Size per rank"), initial="1GiB")
@@ -82,9 +92,9 @@ class FailureForm(forms.Form):
 class ReplayForm(forms.Form):
     trace = forms.FileField(label=_("Trace file"), required=False, help_text=_("Our trace format, an NCCL debug log (NCCL_DEBUG=INFO) or nccl-tests output. Empty: a generated training step."))
     model_params = ParameterCountField(label=_("Model parameters"), initial=175e9, help_text=_("e.g. 175B or 175e9"))
-    tp = forms.IntegerField(label="TP", min_value=1, initial=16)
+    tp = forms.IntegerField(label="TP", min_value=1)
     pp = forms.IntegerField(label="PP", min_value=1, initial=1)
-    dp = forms.IntegerField(label="DP", min_value=1, initial=64)
+    dp = forms.IntegerField(label="DP", min_value=1)
     layers = forms.IntegerField(label=_("Layers"), min_value=1, required=False, help_text=_("Divisible by PP; empty: from the model size"))
     ordering = forms.ChoiceField(label=_("One collective at a time per"), choices=[("communicator", _("communicator")), ("rank", _("rank"))], initial="rank")
 

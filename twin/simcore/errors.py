@@ -23,13 +23,15 @@ def format_path(path: Iterable[PathPart]) -> str:
     'links[3].b'
     >>> format_path(())  # the document itself
     ''
+    >>> format_path((None,))  # YAML's "?" makes a mapping with a null key
+    'None'
     """
     text = ""
     for part in path:
         if isinstance(part, int):
             text += f"[{part}]"
         else:
-            text += f".{part}" if text else part
+            text += f".{part}" if text else str(part)
     return text
 
 

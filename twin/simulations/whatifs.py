@@ -14,7 +14,7 @@ from twin.runs.handlers import RunOutput
 from twin.runs.models import Run, RunKind
 from twin.whatif.bom import DEFAULT_ITEMS, bill_of_materials
 from twin.whatif.errors import WhatIfError
-from twin.whatif.performance import DEFAULT_COLLECTIVES, DEFAULT_SIZES, check_sizes, performance_cell, training_step_cell
+from twin.whatif.performance import ARTICLE_TP, DEFAULT_COLLECTIVES, DEFAULT_SIZES, check_sizes, performance_cell, training_step_cell, training_tp
 from twin.whatif.render import render_html
 from twin.whatif.report import assemble_report, report_summary
 from twin.whatif.rules import design_rules
@@ -65,7 +65,7 @@ def whatif_cells(spec, params: dict, *, snapshot_id: int | None = None) -> tuple
         plans.append(CellPlan(f"{prefix}:structure", {"stage": plain, "part": "structure"}, f"{stage.label}: bill of materials and structure"))
         for collective in params["collectives"]:
             plans.append(CellPlan(f"{prefix}:perf:{collective}", {"stage": plain, "part": "performance", "collective": collective}, f"{stage.label}: {collective}"))
-        plans.append(CellPlan(f"{prefix}:training", {"stage": plain, "part": "training"}, f"{stage.label}: training step"))
+        plans.append(CellPlan(f"{prefix}:training", {"stage": plain, "part": "training", "tp": training_tp(rules.cards)}, f"{stage.label}: training step"))
     return plans, {"rules": rules.to_dict(), **params}
 
 
@@ -84,7 +84,7 @@ def whatif_cell(params: dict, cell: dict) -> dict:
         return {"bom": bill_of_materials(spec, DEFAULT_ITEMS.updated(params.get("items", {}))), "structure": structure(spec)}
     if cell["part"] == "performance":
         return performance_cell(spec, cell["collective"], params.get("sizes", DEFAULT_SIZES), params.get("algorithms", ["auto"]))
-    return training_step_cell(spec)
+    return training_step_cell(spec, tp=cell.get("tp", ARTICLE_TP))  # cells queued before "tp" was planned
 
 
 def whatif_report(params: dict, results: dict[str, dict], cells: dict[str, dict], title: str) -> dict:

@@ -144,11 +144,25 @@ def performance_cell(
     }
 
 
+ARTICLE_TP = 16
+"""The article's tensor parallelism (TP 16 x DP 64 on 1,024 cards)."""
+
+
+def training_tp(cards: int) -> int:
+    """TP of a what-if's training step: the article's 16, or on a smaller fabric (a lab of 8
+    cards) the largest power of two that leaves a DP of 2, so that the first stage has gradients
+    to all-reduce too; one value for every stage, so that they compare."""
+    tp = 1
+    while tp * 2 <= min(ARTICLE_TP, cards // 2):
+        tp *= 2
+    return tp
+
+
 def training_step_cell(
     spec: FabricSpec,
     *,
     model_params: float = 175e9,
-    tp: int = 16,
+    tp: int = ARTICLE_TP,
     dp: int | None = None,
     bytes_per_param: float = 2,
     layers: int = 96,
