@@ -6,6 +6,7 @@ import io
 import json
 import shutil
 import subprocess
+import warnings
 from pathlib import Path
 from xml.etree import ElementTree
 
@@ -106,6 +107,7 @@ def test_two_runs_compare_side_by_side(report):
 
 # -- the PDF's layout, read back from the PDF itself with poppler (Debian poppler-utils) --------
 
+CJK_FONT = "/usr/share/fonts/truetype/droid/DroidSansFallbackFull.ttf"  # what CI installs
 POINTS_PER_INCH = 72
 MARGIN_IN = 0.4  # the renderer keeps 0.5 in; text boxes may reach a little past the glyphs
 poppler = pytest.mark.skipif(
@@ -134,6 +136,15 @@ def pdf_pages(request, report, tmp_path_factory):
         ]
         pages.append((float(page.get("width")), float(page.get("height")), words))
     return request.param, path, pages
+
+
+@pytest.mark.skipif(not Path(CJK_FONT).exists(), reason="needs a CJK font (apt-get install fonts-droid-fallback)")
+def test_chinese_html_plots_measure_their_labels_in_a_cjk_font(report):
+    """matplotlib warns of every glyph its font lacks: none may be missing from the Chinese plots."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message="Glyph .* missing from font")
+        page = render_html(report, translations=chinese())
+    assert "<svg" in page
 
 
 @poppler

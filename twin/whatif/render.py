@@ -288,13 +288,16 @@ def _knee_html(knee: Mapping[str, Any] | None, tr: Translations) -> str:
 
 
 def _figure_html(name: str, caption: str, function: Any, report: Mapping[str, Any], tr: Translations) -> str:
-    return f'<figure id="plot-{name}">{_svg(function(report, tr))}<figcaption>{_e(tr.gettext(caption))}</figcaption></figure>'
+    # The fonts are set while the figure is built: its texts take their font (and the room it
+    # needs) when they are made, so Chinese labels are measured in the CJK font, not DejaVu.
+    with rc_context({"svg.fonttype": "none", "svg.hashsalt": "twin-whatif", **font_settings()}):
+        svg = _svg(function(report, tr))
+    return f'<figure id="plot-{name}">{svg}<figcaption>{_e(tr.gettext(caption))}</figcaption></figure>'
 
 
 def _svg(figure: Figure) -> str:
     buffer = io.StringIO()
-    with rc_context({"svg.fonttype": "none", "svg.hashsalt": "twin-whatif", **font_settings()}):
-        figure.savefig(buffer, format="svg", metadata={"Date": None})  # same report, same bytes
+    figure.savefig(buffer, format="svg", metadata={"Date": None})  # same report, same bytes
     text = buffer.getvalue()
     return text[text.index("<svg") :]  # drop the XML prolog and DOCTYPE: inline SVG
 
