@@ -31,7 +31,7 @@ from twin.fabrics.services import SourceFile, decode_text
 from twin.ingest import IngestError
 from twin.replay import TelemetryError, telemetry_frame
 from twin.replay.ibdiags import parse_reading, reading_samples
-from twin.replay.prometheus import PRESETS, PrometheusMapping, prometheus_mapping, rates_frame
+from twin.replay.prometheus import PRESETS, PrometheusMapping, error_totals, prometheus_mapping, rates_frame
 from twin.replay.telemetry import TelemetryIndex
 
 from .models import TelemetrySource, TelemetryState
@@ -260,18 +260,21 @@ _labels_resolved: dict[int, tuple[tuple, dict]] = {}  # fabric -> ((snapshot, ge
 
 
 def telemetry_poll(source: TelemetrySource) -> dict:
-    """One poll: ask Prometheus for the rates, push the frame; returns it. Which port each label
-    set names is resolved once per snapshot and configuration."""
+    """One poll: ask Prometheus for the rates and the error counters, push the frame, keep the
+    counters that changed for the diagnosis (as the POST endpoint's error readings); returns the
+    frame. Which port each label set names is resolved once per snapshot and configuration."""
     snapshot = _latest_snapshot(source.fabric)
     index = telemetry_index(snapshot)
     checked = _mapping_of(source.preset, source.mapping)
     window = source.rate_window_s
     answers = {key: prometheus_get(source.url, "/api/v1/query", {"query": query}) for key, query in checked.queries(window).items()}
+    totals = {name: prometheus_get(source.url, "/api/v1/query", {"query": query}) for name, query in checked.totals_queries().items()}
     key = (snapshot.pk, source.generation)
     if _labels_resolved.get(source.fabric_id, (None,))[0] != key:
         _labels_resolved[source.fabric_id] = (key, {})
     try:
         frame = rates_frame(index, checked, answers, window_s=window, ports_of=_labels_resolved[source.fabric_id][1])
+        errors = error_totals(index, checked, totals, ports_of=_labels_resolved[source.fabric_id][1])
     except TelemetryError as error:
         raise ApplicationError(str(error)) from error
     with transaction.atomic():
@@ -279,7 +282,8 @@ def telemetry_poll(source: TelemetrySource) -> dict:
         current.seq += 1
         frame = {**frame, "seq": current.seq, "snapshot": snapshot.pk}
         current.frame = frame
-        current.save(update_fields=["frame", "seq", "updated_at"])
+        current.history = history_with_changes(current.history, errors)
+        current.save(update_fields=["frame", "seq", "history", "updated_at"])
     send_fabric_telemetry(source.fabric_id, frame)
     return frame
 
