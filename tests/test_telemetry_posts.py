@@ -78,3 +78,26 @@ def test_a_post_over_the_limit_is_refused_before_it_is_read(operator_client, sma
         response = operator_client.post(telemetry_url(small_snapshot), body, content_type="application/json")
     assert response.status_code == 413 and "TWIN_TELEMETRY_MAX_BYTES" in response.json()["detail"]
     assert redis_keys_of(small_snapshot) == []
+
+
+def test_a_new_snapshot_of_a_fabric_with_telemetry_has_its_port_index_built_by_the_worker(operator_client, small_snapshot, celery_worker):
+    """Rediscovering a fabric whose counters come in: the live worker builds the new snapshot's
+    port index when the snapshot is stored, so the next post does not wait for it. A fabric
+    without telemetry gets none (an index is as large as its fabric)."""
+    from tests.test_runs import wait_for
+    from twin.fabrics.services import snapshot_create
+    from twin.simcore.generate import supernode
+    from twin.simulations.telemetry import _index_cached, telemetry_index
+
+    answer = operator_client.post(telemetry_url(small_snapshot), columns(small_snapshot, 1000.0, 0), content_type="application/json").json()
+    wait_for(lambda: (TelemetryState.objects.filter(fabric_id=small_snapshot.fabric_id).values_list("frame", flat=True).first() or {}).get("batch") == answer["batch"], timeout_s=30)
+    _index_cached.cache_clear()
+    snapshot_create(fabric_name="quiet", spec=supernode(cards=64, switch_radix=16, name="quiet"), source_name="generated", source_format="generated", checksum="3" * 64)
+    newer = snapshot_create(fabric_name="small", spec=supernode(cards=64, switch_radix=16, name="small"), source_name="again", source_format="generated", checksum="2" * 64)
+    assert newer.fabric_id == small_snapshot.fabric_id
+    wait_for(lambda: _index_cached.cache_info().currsize == 1, timeout_s=30)  # built (and kept) by the worker; nobody posted
+    assert _index_cached.cache_info().misses == 1  # the worker takes tasks in order: "quiet" would have come first
+    hits = _index_cached.cache_info().hits
+    telemetry_index(newer)
+    assert _index_cached.cache_info().hits == hits + 1
+

@@ -2,7 +2,7 @@
 and of turning posted telemetry into frames."""
 from celery import shared_task
 
-__all__ = ("replay_player_task", "telemetry_poll_task", "telemetry_drain_task")
+__all__ = ("replay_player_task", "telemetry_poll_task", "telemetry_drain_task", "telemetry_index_task")
 
 
 @shared_task(name="twin.replays.play", acks_late=True, reject_on_worker_lost=True)
@@ -28,3 +28,11 @@ def telemetry_drain_task(fabric_id: int) -> None:
     from .telemetry import telemetry_drain
 
     telemetry_drain(fabric_id)
+
+
+@shared_task(name="twin.telemetry.index", acks_late=True, reject_on_worker_lost=True)
+def telemetry_index_task(snapshot_id: int) -> None:
+    """Build a new snapshot's port index in the live worker before its first telemetry batch."""
+    from .telemetry import telemetry_index_warm
+
+    telemetry_index_warm(snapshot_id)

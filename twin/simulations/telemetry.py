@@ -51,7 +51,7 @@ from .models import TelemetrySource, TelemetryState
 from .replays import send_fabric_telemetry
 
 __all__ = (
-    "telemetry_index", "telemetry_post", "telemetry_drain", "telemetry_ingest", "telemetry_reading_import", "telemetry_source_check", "telemetry_source_save",
+    "telemetry_index", "telemetry_index_warm", "snapshot_stored", "telemetry_post", "telemetry_drain", "telemetry_ingest", "telemetry_reading_import", "telemetry_source_check", "telemetry_source_save",
     "telemetry_poll", "telemetry_poller", "TELEMETRY_HISTORY", "MIN_INTERVAL_S",
 )
 
@@ -75,6 +75,33 @@ def telemetry_index(snapshot: Snapshot) -> TelemetryIndex:
 @functools.lru_cache(maxsize=2)
 def _index_cached(snapshot_id: int, created_at: str) -> TelemetryIndex:
     return TelemetryIndex(snapshot_spec_cached(snapshot_id, created_at))
+
+
+def snapshot_stored(sender, instance: Snapshot, created: bool, **kwargs) -> None:
+    """(post_save of Snapshot) A fabric whose counters already come in gets its new snapshot's
+    port index built in the live worker once the snapshot is stored, so that no post waits for
+    it. Fabrics without telemetry are left alone: an index costs memory as large as the fabric."""
+    if not created or instance.role != SnapshotRole.DISCOVERED:
+        return
+    fabric_id = instance.fabric_id
+    if TelemetryState.objects.filter(fabric_id=fabric_id).exists() or TelemetrySource.objects.filter(fabric_id=fabric_id, enabled=True).exists():
+        transaction.on_commit(lambda: _queue_index_warm(instance.pk))
+
+
+def _queue_index_warm(snapshot_id: int) -> None:
+    from .tasks import telemetry_index_task
+
+    try:
+        telemetry_index_task.apply_async(args=[snapshot_id])
+    except Exception:  # noqa: BLE001 - best effort: the first batch builds the index instead
+        log.warning("could not queue the telemetry index of snapshot %s", snapshot_id, exc_info=True)
+
+
+def telemetry_index_warm(snapshot_id: int) -> None:
+    """Build the snapshot's port index in this process (the live worker), if it still exists."""
+    snapshot = Snapshot.objects.filter(pk=snapshot_id).only("pk", "created_at", "fabric_id").first()
+    if snapshot is not None:
+        telemetry_index(snapshot)
 
 
 def _latest_snapshot(fabric: Fabric) -> Snapshot:
