@@ -2,14 +2,18 @@
 
 Run from the repository root (starts the whole product with `manage.py serve`, embedded SQLite and
 Redis in a temporary data directory, on a free port of 127.0.0.1; stops it at the end):
-    .venv/bin/python bench/bench_ws_load.py [--clients 500] [--web-processes 2] [--cards 4096] [--play-s 20] [--seeks 20]
+    .venv/bin/python bench/bench_ws_load.py [--clients 500] [--web-processes 2] [--client-processes 4] [--cards 4096] [--play-s 20] [--seeks 20]
 
 Steps: log in as admin; generate a fat-tree of --cards cards (radix 64) inside the stack, or use the
 1,024-card demo for --cards 1024; replay a 175B TP16 x DP(cards/16) training step (600 frames at most)
-through the API and time it; then, first with 1 client and then with N clients in one asyncio process:
+through the API and time it; then, first with 1 client and then with N clients:
   - seek fan-out: while paused, the driver (client 0) seeks; the web process pushes that frame to the
     group at once, so seek-sent -> frame-arrived is an end-to-end latency (first/last client);
   - play: speed 0 (as fast as allowed: 10 frames/s), play for --play-s seconds (or to the end), pause.
+The driver runs in this process; the other clients are spread over --client-processes processes
+(each an asyncio loop), so that the clients' own CPU (reading hundreds of MB/s) is not what limits
+the figures: their CPU is printed next to the stack's. They record arrivals on the machine's
+monotonic clock, shared by all processes, and hand them over at the end of each phase.
 The server does not timestamp frames, so the play lag is the spread of arrival times of one seq across
 clients (arrival minus that seq's earliest arrival), plus the inter-frame interval per client.
 A client stalls if it got < 80 % of the frames the best client got, or saw a gap > 1 s.
@@ -22,6 +26,8 @@ Prints figures; asserts nothing.
 import argparse
 import asyncio
 import json
+import multiprocessing
+import os
 import re
 import shutil
 import statistics
@@ -126,42 +132,42 @@ def max_seq(viewers: list[Viewer]) -> int:
     return max((frame[0] for v in viewers for frame in v.frames), default=0)
 
 
-async def seek_fanout(viewers: list[Viewer], seeks: int, frames_total: int) -> dict:
-    """While paused, seek; each seek's frame is pushed at once: time sent -> arrival at every client."""
-    driver = viewers[0]
-    first, last, missed = [], [], 0
+SETTLE_S = 0.5  # after the driver got a command's frame, for the other clients to get it too
+
+
+async def seek_commands(driver: Viewer, seeks: int, frames_total: int) -> list[tuple[int, int, float]]:
+    """While paused, seek; returns (target index, driver's last seq before, moment sent) per seek."""
+    sent = []
     for k in range(seeks):
         target = 1 + (k * 7) % max(1, frames_total - 1)
-        floor = max_seq(viewers)
-        sent = time.perf_counter()
+        floor = max_seq([driver])
+        sent.append((target, floor, time.perf_counter()))
         await driver.send({"action": "seek", "index": target})
+        await wait_until(lambda: any(f[0] > floor and f[1] == target for f in driver.frames), timeout_s=10)
+        await asyncio.sleep(SETTLE_S)
+    return sent
 
-        def arrivals():
-            found = []
-            for v in viewers:
-                hit = next((f[2] for f in reversed(v.frames) if f[0] > floor and f[1] == target), None)
-                found.append(hit)
-            return found
 
-        await wait_until(lambda: all(t is not None for t in arrivals()), timeout_s=10)
-        times = [t for t in arrivals() if t is not None]
+def seek_fanout(viewers: list[Viewer], sent: list[tuple[int, int, float]]) -> dict:
+    """Each seek's frame is pushed at once: time sent -> arrival at every client."""
+    first, last, missed = [], [], 0
+    for target, floor, moment in sent:
+        times = [hit for v in viewers if (hit := next((f[2] for f in v.frames if f[0] > floor and f[1] == target), None)) is not None]
         missed += len(viewers) - len(times)
         if times:
-            first.append(min(times) - sent)
-            last.append(max(times) - sent)
-        await asyncio.sleep(0.05)
+            first.append(min(times) - moment)
+            last.append(max(times) - moment)
     return {"first": first, "last": last, "missed": missed}
 
 
-async def play(viewers: list[Viewer], play_s: float) -> dict:
-    """Speed 0, from frame 0, play for play_s seconds (or to the end), pause; analyse the frames."""
-    driver = viewers[0]
+async def play_commands(driver: Viewer, play_s: float) -> dict:
+    """Speed 0, from frame 0, play for play_s seconds (or to the end), pause."""
     for command in ({"action": "speed", "speed": 0}, {"action": "seek", "index": 0}):
-        floor = max_seq(viewers)
+        floor = max_seq([driver])
         await driver.send(command)
-        await wait_until(lambda: all(max_seq([v]) > floor for v in viewers), timeout_s=10)
-    await asyncio.sleep(0.2)
-    baseline = max_seq(viewers)
+        await wait_until(lambda: max_seq([driver]) > floor, timeout_s=10)
+        await asyncio.sleep(SETTLE_S)
+    baseline = max_seq([driver])
     states_before = len(driver.states)
     started = time.perf_counter()
     await driver.send({"action": "play"})
@@ -175,7 +181,12 @@ async def play(viewers: list[Viewer], play_s: float) -> dict:
     if not ended_by_itself:
         await driver.send({"action": "pause"})
     await asyncio.sleep(1.0)  # let frames already sent arrive (the pause frame itself is excluded)
+    return {"baseline": baseline, "started": started, "stopped": stopped, "ended_by_itself": ended_by_itself}
 
+
+def play_analysis(viewers: list[Viewer], commands: dict) -> dict:
+    """Frames of the play window at every client: rates, lags, gaps, what went missing."""
+    baseline, started, stopped, ended_by_itself = commands["baseline"], commands["started"], commands["stopped"], commands["ended_by_itself"]
     window = {v.number: [f for f in v.frames if f[0] > baseline and started <= f[2] <= stopped + 0.5] for v in viewers}
     # Frames in flight when pause was sent may arrive after it: keep seqs up to the best client's last one before `stopped`.
     last_seq = max((f[0] for fs in window.values() for f in fs if f[2] <= stopped), default=baseline)
@@ -218,9 +229,15 @@ async def play(viewers: list[Viewer], play_s: float) -> dict:
     }
 
 
-def cpu_seconds(serve_pid: int) -> dict[str, float]:
-    """CPU seconds (user + system) used so far by this process and by each process of the stack."""
-    used = {"clients": sum(psutil.Process().cpu_times()[:2])}
+def cpu_seconds(serve_pid: int, client_pids: list[int]) -> dict[str, float]:
+    """CPU seconds (user + system) used so far by the clients (this process and its client
+    processes, each) and by each process of the stack."""
+    used = {"clients (driver)": sum(psutil.Process().cpu_times()[:2])}
+    for number, pid in enumerate(client_pids):
+        try:
+            used[f"clients {number + 1}"] = sum(psutil.Process(pid).cpu_times()[:2])
+        except psutil.Error:
+            continue
     for child in psutil.Process(serve_pid).children(recursive=True):
         try:
             line, times = " ".join(child.cmdline()), child.cpu_times()
@@ -231,25 +248,79 @@ def cpu_seconds(serve_pid: int) -> dict[str, float]:
     return used
 
 
-async def phase(base_url: str, session_id: str, run_id: int, n: int, play_s: float, seeks: int, frames_total: int, serve_pid: int) -> dict:
+async def open_viewers(viewers: list[Viewer], url: str, headers: dict) -> None:
+    for batch in range(0, len(viewers), 10):  # 10 handshakes at a time
+        await asyncio.gather(*(v.open(url, headers) for v in viewers[batch:batch + 10]))
+    await wait_until(lambda: all(v.frames for v in viewers), timeout_s=30)
+
+
+def client_process(url: str, headers: dict, numbers: list[int], connection) -> None:
+    """A client process: open its viewers, say how many got their opening frame, listen until
+    told to stop, then hand over what each viewer recorded."""
+
+    async def main() -> None:
+        viewers = [Viewer(number) for number in numbers]
+        try:
+            await open_viewers(viewers, url, headers)
+            connection.send(sum(1 for v in viewers if v.frames))
+            while not connection.poll():
+                await asyncio.sleep(0.05)
+            connection.recv()
+            connection.send([(v.number, v.frames, v.states, v.errors, v.closed_reason) for v in viewers])
+        finally:
+            await asyncio.gather(*(v.close() for v in viewers))
+
+    asyncio.run(main())
+
+
+def phase(base_url: str, session_id: str, run_id: int, n: int, play_s: float, seeks: int, frames_total: int, serve_pid: int, client_processes: int) -> dict:
+    """One phase with n clients: the client processes are forked first (no event loop running yet)."""
     url = base_url.replace("http://", "ws://") + f"/ws/replays/{run_id}/"
     headers = {"Cookie": f"sessionid={session_id}", "Origin": base_url}
-    viewers = [Viewer(i) for i in range(n)]
+    others = list(range(1, n))
+    shares = [others[k::client_processes] for k in range(client_processes) if others[k::client_processes]]
+    fork = multiprocessing.get_context("fork")
+    connections, processes = [], []
+    started = time.perf_counter()
     try:
-        started = time.perf_counter()
-        for batch in range(0, n, 10):  # 10 handshakes at a time
-            await asyncio.gather(*(v.open(url, headers) for v in viewers[batch:batch + 10]))
-        await wait_until(lambda: all(v.frames for v in viewers), timeout_s=30)
-        connected_s = time.perf_counter() - started
-        opened = sum(1 for v in viewers if v.frames)
-        seek = await seek_fanout(viewers, seeks, frames_total)
-        before = cpu_seconds(serve_pid)
-        played = await play(viewers, play_s)
-        after = cpu_seconds(serve_pid)
-        busy = {label: (after[label] - before.get(label, 0.0)) / (played["wall_s"] + 1.0) for label in after}  # play() waits 1 s after stopping
-        return {"n": n, "connect_s": connected_s, "opened": opened, "seek": seek, "play": played, "busy": busy}
+        for share in shares:
+            ours, theirs = fork.Pipe()
+            process = fork.Process(target=client_process, args=(url, headers, share, theirs), daemon=True)
+            process.start()
+            connections.append(ours)
+            processes.append(process)
+        return asyncio.run(drive(url, headers, n, play_s, seeks, frames_total, serve_pid, connections, processes, started))
     finally:
-        await asyncio.gather(*(v.close() for v in viewers))
+        for process in processes:
+            process.join(timeout=30)
+            if process.is_alive():
+                process.kill()
+
+
+async def drive(url: str, headers: dict, n: int, play_s: float, seeks: int, frames_total: int, serve_pid: int, connections: list, processes: list, started: float) -> dict:
+    """The driver's side of a phase: seek, play, then gather what every client recorded."""
+    driver = Viewer(0)
+    try:
+        await open_viewers([driver], url, headers)
+        opened = (1 if driver.frames else 0) + sum([await asyncio.to_thread(connection.recv) for connection in connections])
+        connected_s = time.perf_counter() - started
+        sent = await seek_commands(driver, seeks, frames_total)
+        client_pids = [process.pid for process in processes]
+        before = cpu_seconds(serve_pid, client_pids)
+        commands = await play_commands(driver, play_s)
+        after = cpu_seconds(serve_pid, client_pids)
+        wall_s = commands["stopped"] - commands["started"] + 1.0  # play_commands waits 1 s after stopping
+        busy = {label: (after[label] - before.get(label, 0.0)) / wall_s for label in after}
+        viewers = [driver]
+        for connection in connections:
+            connection.send("stop")
+            for number, frames, states, errors, closed_reason in await asyncio.to_thread(connection.recv):
+                viewer = Viewer(number)
+                viewer.frames, viewer.states, viewer.errors, viewer.closed_reason = frames, states, errors, closed_reason
+                viewers.append(viewer)
+        return {"n": n, "connect_s": connected_s, "opened": opened, "seek": seek_fanout(viewers, sent), "play": play_analysis(viewers, commands), "busy": busy}
+    finally:
+        await driver.close()
 
 
 def print_phase(result: dict) -> None:
@@ -268,7 +339,8 @@ def print_phase(result: dict) -> None:
           f" per-frame fan-out spread p50/max: {ms(pct(p['spread'], 50))} / {ms(max(p['spread'], default=float('nan')))}")
     print(f"  dropped: {p['seqs_seen_by_none']} seqs seen by no client, max {max(p['missing_per_client'], default=0)} missing on one client;"
           f" {p['out_of_order']} out of order; stalled clients: {len(p['stalled'])} {p['stalled'][:10]}")
-    print("  CPU while playing (share of one core): " + ", ".join(f"{label} {share * 100:.0f} %" for label, share in sorted(result["busy"].items())))
+    print("  CPU while playing (share of one core): " + ", ".join(f"{label} {share * 100:.0f} %" for label, share in sorted(result["busy"].items()))
+          + f"; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     if p["errors"] or p["dropped"]:
         print(f"  errors: {p['errors'][:3]}; closed clients: {len(p['dropped'])} {p['dropped'][:3]}")
 
@@ -291,6 +363,7 @@ def main() -> None:
     parser.add_argument("--seeks", type=int, default=20)
     parser.add_argument("--max-frames", type=int, default=600)
     parser.add_argument("--web-processes", type=int, default=2)
+    parser.add_argument("--client-processes", type=int, default=4, help="processes the clients (all but the driver) are spread over")
     chosen = parser.parse_args()
     clients = max(1, min(chosen.clients, MAX_CLIENTS))
     play_s = max(1.0, min(chosen.play_s, MAX_PLAY_S))
@@ -338,7 +411,7 @@ def main() -> None:
               f" {events} events, {frames_total} frames, simulated {result.get('duration_s')} s")
 
         for n in dict.fromkeys((1, clients)):
-            outcome = asyncio.run(phase(stack.base_url, session.cookie("sessionid"), run_id, n, play_s, chosen.seeks, frames_total, stack.process.pid))
+            outcome = phase(stack.base_url, session.cookie("sessionid"), run_id, n, play_s, chosen.seeks, frames_total, stack.process.pid, max(1, chosen.client_processes))
             print_phase(outcome)
             summary.append(outcome)
     except Exception:  # noqa: BLE001 - report what happened, then clean up

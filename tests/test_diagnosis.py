@@ -30,13 +30,20 @@ def test_healthy_fabric_without_plan(viewer_client, small_snapshot):
     assert page.status_code == 200 and b"No cabling plan uploaded" in page.content
 
 
-def test_a_flapping_link_seen_in_telemetry_is_diagnosed(operator_client, small_snapshot):
+@pytest.mark.django_db(transaction=True)
+def test_a_flapping_link_seen_in_telemetry_is_diagnosed(operator_client, small_snapshot, celery_worker):
+    from tests.test_runs import wait_for
+    from twin.simulations.models import TelemetryState
+
     link = small_snapshot.links.select_related("a").order_by("pk").first()
     port = {"node": link.a.key, "port": link.a_port}
     url = f"/api/fabrics/{small_snapshot.fabric_id}/telemetry/"
     for second, downed in enumerate([0, 2, 5, 9]):
         sample = {"port": port, "timestamp": 1000.0 + second, "tx_bytes": second * 10**9, "errors": {"link_downed": downed}}
-        assert operator_client.post(url, {"samples": [sample]}, content_type="application/json").status_code == 202
+        response = operator_client.post(url, {"samples": [sample]}, content_type="application/json")
+        assert response.status_code == 202
+        # A collector posting once a second: the worker has taken each batch before the next.
+        wait_for(lambda: (TelemetryState.objects.filter(fabric_id=small_snapshot.fabric_id).values_list("frame", flat=True).first() or {}).get("batch") == response.json()["batch"], timeout_s=30)
     page = operator_client.get(f"/fabrics/{small_snapshot.fabric_id}/diagnosis/").content.decode()
     assert 'data-rule="link-flapping"' in page
 

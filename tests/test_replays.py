@@ -159,7 +159,9 @@ def test_a_trace_naming_cards_the_fabric_lacks_is_refused_and_not_stored(operato
     assert TraceFile.objects.count() == 0
 
 
-def test_telemetry_is_pushed_to_viewers_of_the_fabric(operator_client, small_snapshot, make_user):
+def test_telemetry_is_pushed_to_viewers_of_the_fabric(celery_worker, small_snapshot, make_user):
+    """A post is checked by the web process and turned into a frame by the live worker; the
+    frame names the batch it was made of."""
     from rest_framework.authtoken.models import Token
 
     token = Token.objects.create(user=make_user(Role.OPERATOR, username="collector"))
@@ -180,11 +182,13 @@ def test_telemetry_is_pushed_to_viewers_of_the_fabric(operator_client, small_sna
         assert connected
         first = await database_sync_to_async(post)([{"port": port, "timestamp": 1000.0, "tx_bytes": 0}])
         assert first.status_code == 202, first.content
-        await communicator.receive_from(timeout=5)
+        message = json.loads(await communicator.receive_from(timeout=10))
+        assert message["frame"]["batch"] == first.json()["batch"]
         second = await database_sync_to_async(post)([{"port": port, "timestamp": 1001.0, "tx_bytes": 25 * 10**9}])
         assert second.status_code == 202
-        message = json.loads(await communicator.receive_from(timeout=5))
-        assert message["type"] == "fabric.telemetry" and message["seq"] == 2
+        assert second.json() == {"batch": first.json()["batch"] + 1, "superseded": None, "superseded_total": 0}
+        message = json.loads(await communicator.receive_from(timeout=10))
+        assert message["type"] == "fabric.telemetry" and message["seq"] == 2 and message["frame"]["batch"] == second.json()["batch"]
         utilization = base64.b64decode(message["frame"]["utilization"])
         assert max(utilization) >= 120  # 25 GB in 1 s on a 50 GB/s link: about half
         await communicator.disconnect()

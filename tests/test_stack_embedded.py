@@ -5,6 +5,7 @@ import contextlib
 import json
 import re
 import signal
+import socket
 import time
 
 import psutil
@@ -89,3 +90,27 @@ def test_two_web_processes_share_the_port_and_every_viewer_hears_a_change(tmp_pa
                 finals.append(frame)
         assert all(frame["run"]["status"] == "succeeded" and frame["run"]["result"]["cards"] == 1024 for frame in finals)
         assert len({json.dumps(frame, sort_keys=True) for frame in finals}) == 1  # the same final frame for all
+
+
+def host_has_ipv6_loopback() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::1", 0))
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not host_has_ipv6_loopback(), reason="this host has no IPv6 loopback")
+def test_serve_listens_on_ipv6_loopback_too(tmp_path):
+    """The default host 127.0.0.1 is listened on as ::1 too, by every web process (each has its
+    own SO_REUSEPORT socket per address), and the product answers and logs in over IPv6."""
+    stack = Stack(data_dir=tmp_path, env_overrides={}, drop_env=("DATABASE_URL", "REDIS_URL"), serve_args=("--web-processes", "2", "--no-demo"))
+    with stack:
+        assert f"on 127.0.0.1:{stack.port}, [::1]:{stack.port}" in stack.output()
+        web = [child for child in psutil.Process(stack.process.pid).children() if "daphne" in " ".join(child.cmdline())]
+        listening = [{c.laddr.ip for c in process.net_connections("tcp") if c.status == psutil.CONN_LISTEN and c.laddr.port == stack.port} for process in web]
+        assert listening == [{"127.0.0.1", "::1"}] * 2, listening
+        session = Session(f"http://[::1]:{stack.port}")
+        assert json.loads(session.get("/api/fabrics/"))["results"] == []
+        assert "::1:" in stack.output()  # daphne saw an IPv6 client, not an address adopted as IPv4

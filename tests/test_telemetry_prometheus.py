@@ -30,6 +30,7 @@ DUMP = Path(__file__).parent / "data" / "ib" / "ibnetdiscover_2leaf_1spine_8hca.
 HOSTS = ["node01", "node02", "node03"]
 NODE01_TX = 25e9  # bytes/s: half of node01's 400 Gb/s port
 NODE02_RX = 10e9
+NODE02_LINK_DOWNS_PER_S = 1.0  # node02's cable flaps: link_downed grows by one a second
 WINDOW_S = 2
 
 
@@ -43,7 +44,11 @@ def ib_fabric(db):
 def prometheus(tmp_path_factory):
     rates = {
         "node01": {("node_infiniband_port_data_transmitted_bytes_total", "mlx5_0"): NODE01_TX},
-        "node02": {("node_infiniband_port_data_received_bytes_total", "mlx5_0"): NODE02_RX, ("node_infiniband_symbol_error_total", "mlx5_0"): 5.0},
+        "node02": {
+            ("node_infiniband_port_data_received_bytes_total", "mlx5_0"): NODE02_RX,
+            ("node_infiniband_symbol_error_total", "mlx5_0"): 5.0,
+            ("node_infiniband_link_downed_total", "mlx5_0"): NODE02_LINK_DOWNS_PER_S,
+        },
     }
     hosts = RecordedHosts(NODE_EXPORTER_TEXT.read_text(), rates)
     with serve_hosts(hosts) as exporter_port, run_prometheus(tmp_path_factory.mktemp("prometheus"), exporter_port, HOSTS, scrape_interval="250ms") as url:
@@ -107,6 +112,36 @@ def test_prometheus_counters_become_live_frames_for_viewers(prometheus, ib_fabri
     assert b"Polling of ib&#x27;s Prometheus is off." in stopped.content
     generation = TelemetrySource.objects.get(fabric=ib_fabric).generation
     assert generation == source.generation + 1 and not TelemetrySource.objects.get(fabric=ib_fabric).enabled
+
+
+def test_prometheus_error_counters_feed_the_diagnosis(prometheus, ib_fabric, celery_worker, make_user):
+    """The polled error counters land where the POST endpoint's error readings land: node02's
+    growing symbol errors and link downs make Diagnose report its link, as posted counters would."""
+    from tests.conftest import logged_in_client
+    from twin.simulations.models import TelemetryState
+
+    operator = logged_in_client(make_user(Role.OPERATOR))
+    diagnosis = f"/fabrics/{ib_fabric.pk}/diagnosis/"
+    before = operator.get(diagnosis).content.decode()
+    assert 'data-rule="link-flapping"' not in before and 'data-rule="error-counters"' not in before
+    assert operator.post(f"/fabrics/{ib_fabric.pk}/telemetry/source/", source_form(url=prometheus["url"])).status_code == 302
+
+    def node02_link_readings() -> list[dict]:
+        history = TelemetryState.objects.filter(fabric=ib_fabric).values_list("history", flat=True).first() or []
+        return [entry for entry in history if entry["counters"].get("symbol_errors", 0) > 3]
+
+    def grown(name: str) -> int:
+        readings = node02_link_readings()
+        return readings[-1]["counters"][name] - readings[0]["counters"][name] if len(readings) >= 2 else 0
+
+    # Enough polls for link_downed to grow by 2 and symbol errors by more than their threshold (10).
+    wait_for(lambda: grown("link_downed") >= 2 and grown("symbol_errors") > 10, timeout_s=60, interval_s=0.5)
+    readings = node02_link_readings()
+    assert {entry["link"] for entry in readings} == {readings[0]["link"]}  # one link: node02's HCA cable
+    assert set(readings[0]["counters"]) == {"symbol_errors", "link_downed", "link_error_recovery", "port_rcv_errors", "port_xmit_discards"}
+    page = operator.get(diagnosis).content.decode()
+    assert 'data-rule="link-flapping"' in page and 'data-rule="error-counters"' in page, page[-3000:]
+    assert "symbol_errors" in page
 
 
 @pytest.mark.parametrize(

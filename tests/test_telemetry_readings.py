@@ -73,26 +73,34 @@ def test_a_reading_that_cannot_be_read_changes_nothing(ib_fabric, operator_clien
     assert not TelemetryState.objects.exists()
 
 
-@pytest.mark.django_db
-def test_columns_are_ingested_and_the_state_row_does_not_grow_with_the_posts(ib_fabric, make_user):
+@pytest.mark.django_db(transaction=True)
+def test_columns_are_ingested_and_the_state_row_does_not_grow_with_the_posts(ib_fabric, make_user, celery_worker):
     from rest_framework.authtoken.models import Token
+
+    from tests.test_runs import wait_for
 
     token = Token.objects.create(user=make_user(Role.OPERATOR, username="collector"))
     index_ports = [(link.a.key, link.a_port) for link in ib_fabric.latest_snapshot().links.select_related("a").order_by("pk")]
     nodes, ports = [node for node, _ in index_ports], [port for _, port in index_ports]
 
-    def post(t, k, errors=0):
-        columns = {"node": nodes + ["ib:nowhere"], "port": ports + ["1"], "timestamp": t, "tx_bytes": [k * 10**9 + i for i in range(len(nodes) + 1)], "errors": {"SymbolErrorCounter": [errors] * (len(nodes) + 1)}}
-        return Client().post(f"/api/fabrics/{ib_fabric.pk}/telemetry/", {"columns": columns}, content_type="application/json", HTTP_AUTHORIZATION=f"Token {token.key}")
+    def frame_of_batch(batch: int) -> dict | None:
+        frame = TelemetryState.objects.filter(fabric=ib_fabric).values_list("frame", flat=True).first() or {}
+        return frame if frame.get("batch") == batch else None
 
-    assert post(1000.0, 0).status_code == 202
-    second = post(1001.0, 25)
-    assert second.status_code == 202, second.content
-    report = second.json()["telemetry"]
+    def post(t, k, errors=0) -> dict:
+        """The frame the worker made of the posted columns (waited for, as a collector posting every second would)."""
+        columns = {"node": nodes + ["ib:nowhere"], "port": ports + ["1"], "timestamp": t, "tx_bytes": [k * 10**9 + i for i in range(len(nodes) + 1)], "errors": {"SymbolErrorCounter": [errors] * (len(nodes) + 1)}}
+        response = Client().post(f"/api/fabrics/{ib_fabric.pk}/telemetry/", {"columns": columns}, content_type="application/json", HTTP_AUTHORIZATION=f"Token {token.key}")
+        assert response.status_code == 202, response.content
+        wait_for(lambda: frame_of_batch(response.json()["batch"]) is not None, timeout_s=30, interval_s=0.05)
+        return frame_of_batch(response.json()["batch"])
+
+    post(1000.0, 0)
+    report = post(1001.0, 25)["telemetry"]
     assert report["links_measured"] == len(nodes) and report["unknown"] == ["ib:nowhere:1"]
     sizes = []
     for step in range(2, 40):
-        assert post(1000.0 + step, 25 * step, errors=3 if step >= 20 else 0).status_code == 202
+        post(1000.0 + step, 25 * step, errors=3 if step >= 20 else 0)
         row = TelemetryState.objects.get(fabric=ib_fabric)
         sizes.append(len(json.dumps(row.state)) + len(json.dumps(row.history)))
     row = TelemetryState.objects.get(fabric=ib_fabric)

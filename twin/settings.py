@@ -176,6 +176,9 @@ STORAGES = {
 # Largest topology file accepted (a 16k-card dump is a few tens of MB). A request declaring a
 # larger body is refused before it is read.
 TWIN_MAX_UPLOAD_BYTES = int(os.environ.get("TWIN_MAX_UPLOAD_BYTES", 200 * 1024 * 1024))
+# Largest telemetry post (POST /api/fabrics/{id}/telemetry/): the web process parses and checks it
+# before handing it to the live worker. 16,384 ports in columns are about 0.8 MB.
+TWIN_TELEMETRY_MAX_BYTES = int(os.environ.get("TWIN_TELEMETRY_MAX_BYTES", 32 * 1024 * 1024))
 # Uploaded topology files are read in a child process with at most this much address space and
 # this many seconds (CPU and wall clock); past either they are refused (twin.fabrics.reading).
 TWIN_PARSE_MEMORY_BYTES = int(os.environ.get("TWIN_PARSE_MEMORY_BYTES", 8 * 2**30))

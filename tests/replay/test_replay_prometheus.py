@@ -72,3 +72,24 @@ def test_an_answer_that_is_not_a_vector_is_refused():
     index = TelemetryIndex(parse_fabric((DATA / "ib" / "ibnetdiscover_2leaf_1spine_8hca.txt").read_text(), source_name="dump"))
     with pytest.raises(TelemetryError, match="not an instant vector"):
         rates_frame(index, prometheus_mapping({}, preset="node_exporter_infiniband"), {"tx_bytes": {"resultType": "matrix", "result": []}}, window_s=30)
+
+
+def test_error_counters_become_per_link_totals_summed_over_both_ends():
+    """What the diagnosis reads: cumulative counts per link, as a collector would post them;
+    both ends of a cable count its errors, a series naming no port is left out."""
+    from twin.replay.prometheus import error_totals
+
+    index = TelemetryIndex(parse_fabric((DATA / "ib" / "ibnetdiscover_2leaf_1spine_8hca.txt").read_text(), source_name="dump"))
+    mapping = prometheus_mapping({"node": "{node}", "port": "{port}"}, preset="node_exporter_infiniband")
+    assert mapping.totals_queries()["symbol_errors"] == "node_infiniband_symbol_error_total"
+    link = 14
+    (a_node, a_port), (b_node, b_port) = index.port_names[link], index.port_names[link + index.layout.link_count]
+    named = {"__name__": "node_infiniband_symbol_error_total", "job": "ib"}
+    answers = {
+        "symbol_errors": vector(({**named, "node": a_node, "port": a_port}, 12), ({**named, "node": b_node, "port": b_port}, 3), ({**named, "node": "nowhere", "port": "1"}, 99)),
+        "link_downed": vector(({**named, "node": a_node, "port": a_port}, 4), t=1796000001.0),
+    }
+    cache = {}
+    assert error_totals(index, mapping, answers, ports_of=cache) == [{"t_s": 1796000001.0, "link": link, "counters": {"link_downed": 4, "symbol_errors": 15}}]
+    # The label sets without __name__: the same as rate()'s, so one resolution serves both queries.
+    assert set(cache) == {(("job", "ib"), ("node", a_node), ("port", a_port)), (("job", "ib"), ("node", b_node), ("port", b_port)), (("job", "ib"), ("node", "nowhere"), ("port", "1"))}

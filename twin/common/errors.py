@@ -1,6 +1,6 @@
 """Errors the services raise for the edges (views, API, commands) to report to the user."""
 
-__all__ = ("ApplicationError", "ServiceUnavailable")
+__all__ = ("ApplicationError", "PayloadTooLarge", "ServiceUnavailable")
 
 
 class ApplicationError(Exception):
@@ -18,3 +18,9 @@ class ServiceUnavailable(ApplicationError):
     """A backing service (Redis, the workers) cannot be reached; trying again later may work."""
 
     status_code = 503
+
+
+class PayloadTooLarge(ApplicationError):
+    """A body over the limit of what it is sent to; nothing of it was used."""
+
+    status_code = 413

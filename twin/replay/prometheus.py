@@ -16,8 +16,10 @@ each reading and how a series' labels name a port of the fabric:
   names the node's only link to a switch (a GPU's NVLink, not its PCIe links).
 
 ``rates_frame`` turns the answers (Prometheus ``vector`` results, one per
-query) into the same frame as the POST endpoint's. It is plain Python and
-numpy: the web layer does the HTTP.
+query) into the same frame as the POST endpoint's. ``error_totals`` turns the
+answers of ``totals_queries`` (the error counters themselves, not their rate)
+into the cumulative per-link readings the POST endpoint keeps for the
+diagnosis rules. It is plain Python and numpy: the web layer does the HTTP.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ import numpy as np
 from twin.replay.encoding import Frame
 from twin.replay.telemetry import DEFAULT_XMIT_WAIT_BYTES, TelemetryError, TelemetryIndex, measured_frame
 
-__all__ = ["PRESETS", "MetricSpec", "PrometheusMapping", "prometheus_mapping", "rates_frame"]
+__all__ = ["PRESETS", "MetricSpec", "PrometheusMapping", "error_totals", "prometheus_mapping", "rates_frame"]
 
 _LISTED = 20
 _READINGS = ("tx_bytes", "rx_bytes", "xmit_wait")
@@ -100,6 +102,13 @@ class PrometheusMapping:
             key: f"rate({spec.metric}{selector}[{window_s}s])" if spec.type == "counter" else f"{spec.metric}{selector}"
             for key, spec in specs.items()
         }
+
+    def totals_queries(self) -> dict[str, str]:
+        """PromQL of each error counter's current value (``symbol_errors``, ...): the cumulative
+        counts the diagnosis rules read, as a collector would post them. A gauge (already a
+        rate) has no total."""
+        selector = f"{{{self.selector}}}" if self.selector else ""
+        return {name: f"{spec.metric}{selector}" for name, spec in self.errors.items() if spec.type == "counter"}
 
 
 def prometheus_mapping(plain: Any, *, preset: str | None = None) -> PrometheusMapping:
@@ -248,6 +257,29 @@ def _errors(index: TelemetryIndex, mapping: PrometheusMapping, values: Mapping[s
         node, name = index.port_names[port]
         listed.append({"node": node, "port": name, "link": index.link(port), "counters": grown[port]})
     return listed, len(grown)
+
+
+def error_totals(index: TelemetryIndex, mapping: PrometheusMapping, answers: Mapping[str, Any], *, ports_of: dict[tuple, int | str] | None = None) -> list[dict[str, Any]]:
+    """The error counters of each link, from the answers of ``mapping.totals_queries()``
+    (``{"symbol_errors": <data of /api/v1/query>, ...}``): ``[{"t_s", "link", "counters": {name:
+    count}}]``, the shape of the POST endpoint's error readings. A link's count is the sum over
+    the ends that report it (both ends see the errors of one cable); series that name no port
+    are left out (``rates_frame`` reports them)."""
+    ports_of = {} if ports_of is None else ports_of
+    counts: dict[int, dict[str, float]] = {}
+    times: dict[int, float] = {}
+    for name in mapping.totals_queries():
+        labels, t, readings = _vector(answers.get(name), name)
+        for label_set, moment, value in zip(labels, t.tolist(), readings.tolist()):
+            label_set = tuple(item for item in label_set if item[0] != "__name__")  # the rate() answers' label sets: one cache
+            port = ports_of.get(label_set)
+            if port is None:
+                port = ports_of[label_set] = _resolve(index, mapping, dict(label_set))
+            if isinstance(port, int) and math.isfinite(value) and value >= 0:
+                link = index.link(port)
+                counts.setdefault(link, {})[name] = counts.get(link, {}).get(name, 0.0) + value
+                times[link] = max(times.get(link, -math.inf), moment)
+    return [{"t_s": times[link], "link": link, "counters": {name: int(value) for name, value in sorted(counts[link].items())}} for link in sorted(counts)]
 
 
 def _vector(data: Any, key: str) -> tuple[list[tuple], np.ndarray, np.ndarray]:

@@ -58,6 +58,7 @@ __all__ = [
     "TelemetryError",
     "PortReadings",
     "TelemetryIndex",
+    "check_batch",
     "counters_frame",
     "measured_frame",
     "telemetry_frame",
@@ -175,6 +176,17 @@ def telemetry_frame(
     return counters_frame(index, readings, previous=previous)
 
 
+def check_batch(samples: Sequence[Mapping[str, Any]] | Mapping[str, Any]) -> None:
+    """Raise ``TelemetryError`` if ``samples`` is not a batch ``telemetry_frame`` takes (the same
+    checks, without the fabric: a batch that passes is refused later for nothing but its ports,
+    which are reported, not refused). A web process checks a post with it before handing the
+    batch to a worker."""
+    if isinstance(samples, Mapping):
+        _checked_columns(samples)
+    else:
+        _parse(samples)
+
+
 def counters_frame(index: TelemetryIndex, readings: PortReadings, *, previous: Mapping[str, Any] | None) -> tuple[Frame, dict[str, Any]]:
     """The frame of a batch of cumulative counters against the previous state (vectorised)."""
     report = _Report()
@@ -239,6 +251,18 @@ def _samples_readings(index: TelemetryIndex, parsed: list[_Sample]) -> PortReadi
 
 def _columns_readings(index: TelemetryIndex, columns: Mapping[str, Any]) -> PortReadings:
     """Readings from the column shape, checked a column at a time (no per-sample objects)."""
+    nodes, names, t, counters, errors = _checked_columns(columns)
+    count = len(nodes)
+    ports = index.numbers(nodes, names)
+    return PortReadings(
+        samples=count, ports=ports, t=t, counters=counters,
+        utilization=np.full((count, 2), np.nan), xmit_wait_bytes=np.full(count, float(DEFAULT_XMIT_WAIT_BYTES)),
+        errors=errors, unknown=[f"{nodes[i]}:{names[i]}" for i in np.flatnonzero(ports < 0)[:_LISTED]],
+    )  # fmt: skip
+
+
+def _checked_columns(columns: Mapping[str, Any]) -> tuple[list[str], list[Any], np.ndarray, dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """The columns' nodes, ports, times, counters and error counters, or ``TelemetryError``."""
     problems: list[str] = []
     nodes, names = columns.get("node"), columns.get("port")
     if not (isinstance(nodes, list) and isinstance(names, list) and len(nodes) == len(names) and set(map(type, nodes)) <= {str}):
@@ -256,12 +280,7 @@ def _columns_readings(index: TelemetryIndex, columns: Mapping[str, Any]) -> Port
         problems.append("columns: no measurement; expected tx_bytes/rx_bytes columns")
     if problems:
         raise TelemetryError(f"{len(problems)} problem(s) in the telemetry columns", problems[:MAX_TELEMETRY_PROBLEMS])
-    ports = index.numbers(nodes, names)
-    return PortReadings(
-        samples=count, ports=ports, t=t, counters=counters,
-        utilization=np.full((count, 2), np.nan), xmit_wait_bytes=np.full(count, float(DEFAULT_XMIT_WAIT_BYTES)),
-        errors=errors, unknown=[f"{nodes[i]}:{names[i]}" for i in np.flatnonzero(ports < 0)[:_LISTED]],
-    )  # fmt: skip
+    return nodes, names, t, counters, errors
 
 
 def _number_column(values: Any, where: str, count: int, problems: list[str], *, scalar: bool = False, counter: bool = False) -> np.ndarray:

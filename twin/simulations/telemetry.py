@@ -2,6 +2,15 @@
 server ops already run, or read once from perfquery/ibqueryerrors output; one frame shape out
 to everyone viewing the fabric.
 
+Where posted counters are turned into frames: in the live worker. The web process only checks a
+post (its size, its shape, who sends it) and leaves the batch in the fabric's slot in Redis,
+which holds the newest batch not yet taken: a newer post replaces it (the older one is
+superseded, not queued; counters are cumulative, so the newer batch's deltas span the gap) and
+the answer says so. The first post into an empty slot queues a drain task (`telemetry_drain`),
+which takes batches until the slot is empty; taking and finding the slot empty are one atomic
+step with giving up the drain, so a batch is never left without a drain to take it. The port
+index of a snapshot is built in the worker, never in a request.
+
 Where polling runs: in a Celery worker, one task chain per fabric source (`telemetry_poller`).
 The web processes only serve pages and websockets; a poll (HTTP queries plus the frame) is CPU
 and waiting that must not sit in a request. A chain polls for a short slice, then queues its
@@ -14,37 +23,44 @@ server and a worker, nothing else.
 import functools
 import json
 import logging
+import threading
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
 from datetime import datetime, timezone as dt_timezone
 
+import redis
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from twin.common.errors import ApplicationError
+from twin.common.errors import ApplicationError, ServiceUnavailable
 from twin.fabrics.models import Fabric, Snapshot, SnapshotRole
 from twin.fabrics.selectors import snapshot_spec_cached
+from twin.runs.services import queue_task
 from twin.fabrics.services import SourceFile, decode_text
 from twin.ingest import IngestError
 from twin.replay import TelemetryError, telemetry_frame
 from twin.replay.ibdiags import parse_reading, reading_samples
-from twin.replay.prometheus import PRESETS, PrometheusMapping, prometheus_mapping, rates_frame
-from twin.replay.telemetry import TelemetryIndex
+from twin.replay.prometheus import PRESETS, PrometheusMapping, error_totals, prometheus_mapping, rates_frame
+from twin.replay.telemetry import TelemetryIndex, check_batch
 
 from .models import TelemetrySource, TelemetryState
 from .replays import send_fabric_telemetry
 
 __all__ = (
-    "telemetry_index", "telemetry_ingest", "telemetry_reading_import", "telemetry_source_check", "telemetry_source_save",
+    "telemetry_index", "telemetry_index_warm", "snapshot_stored", "telemetry_post", "telemetry_drain", "telemetry_ingest", "telemetry_reading_import", "telemetry_source_check", "telemetry_source_save",
     "telemetry_poll", "telemetry_poller", "TELEMETRY_HISTORY", "MIN_INTERVAL_S",
 )
 
 log = logging.getLogger(__name__)
 
 TELEMETRY_HISTORY = 5000  # error-counter changes kept per fabric for the diagnosis rules
+# A drain that died (its worker killed) gives up its claim after this long; the next post queues
+# another. Also how long an untaken batch waits in its slot.
+DRAIN_CLAIM_S = 30
 PROMETHEUS_TIMEOUT_S = 5.0
 POLL_SLICE_S = 2.0  # a poller polls this long, then queues its successor
 MIN_INTERVAL_S = 0.1
@@ -61,6 +77,33 @@ def _index_cached(snapshot_id: int, created_at: str) -> TelemetryIndex:
     return TelemetryIndex(snapshot_spec_cached(snapshot_id, created_at))
 
 
+def snapshot_stored(sender, instance: Snapshot, created: bool, **kwargs) -> None:
+    """(post_save of Snapshot) A fabric whose counters already come in gets its new snapshot's
+    port index built in the live worker once the snapshot is stored, so that no post waits for
+    it. Fabrics without telemetry are left alone: an index costs memory as large as the fabric."""
+    if not created or instance.role != SnapshotRole.DISCOVERED:
+        return
+    fabric_id = instance.fabric_id
+    if TelemetryState.objects.filter(fabric_id=fabric_id).exists() or TelemetrySource.objects.filter(fabric_id=fabric_id, enabled=True).exists():
+        transaction.on_commit(lambda: _queue_index_warm(instance.pk))
+
+
+def _queue_index_warm(snapshot_id: int) -> None:
+    from .tasks import telemetry_index_task
+
+    try:
+        telemetry_index_task.apply_async(args=[snapshot_id])
+    except Exception:  # noqa: BLE001 - best effort: the first batch builds the index instead
+        log.warning("could not queue the telemetry index of snapshot %s", snapshot_id, exc_info=True)
+
+
+def telemetry_index_warm(snapshot_id: int) -> None:
+    """Build the snapshot's port index in this process (the live worker), if it still exists."""
+    snapshot = Snapshot.objects.filter(pk=snapshot_id).only("pk", "created_at", "fabric_id").first()
+    if snapshot is not None:
+        telemetry_index(snapshot)
+
+
 def _latest_snapshot(fabric: Fabric) -> Snapshot:
     # Only what the index's cache key needs: a snapshot row carries its summary, read on every post otherwise.
     snapshot = fabric.snapshots.filter(role=SnapshotRole.DISCOVERED).order_by("-version").only("pk", "created_at", "fabric_id").first()
@@ -69,14 +112,114 @@ def _latest_snapshot(fabric: Fabric) -> Snapshot:
     return snapshot
 
 
-# -- posted counters and one-off readings ---------------------------------------------------------
+# -- posted counters: checked in the web process, turned into frames in the live worker ------------
+
+# Leave a batch in the slot (replacing any untaken one) and claim the drain if nobody holds it.
+# KEYS: slot, drain claim, batch counter, superseded counter; ARGV: body, claim seconds.
+# Returns {batch number, number of the batch it replaced or false, 1 if a drain must be queued,
+# batches superseded so far}.
+_PUT = """
+local batch = redis.call('INCR', KEYS[3])
+local replaced = redis.call('HGET', KEYS[1], 'batch')
+redis.call('HSET', KEYS[1], 'batch', batch, 'body', ARGV[1])
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+local superseded = replaced and redis.call('INCR', KEYS[4]) or tonumber(redis.call('GET', KEYS[4]) or '0')
+local claimed = redis.call('SET', KEYS[2], '1', 'NX', 'EX', ARGV[2])
+return {batch, replaced, claimed and 1 or 0, superseded}
+"""
+# Take the slot's batch and renew the claim, or, the slot being empty, give the claim up.
+# KEYS: slot, drain claim; ARGV: claim seconds. Returns {batch, body} or false.
+_TAKE = """
+local taken = redis.call('HMGET', KEYS[1], 'batch', 'body')
+if not taken[1] then
+  redis.call('DEL', KEYS[2])
+  return false
+end
+redis.call('DEL', KEYS[1])
+redis.call('EXPIRE', KEYS[2], ARGV[1])
+return taken
+"""
 
 
-def telemetry_ingest(*, fabric: Fabric, samples, publish: bool = True) -> dict:
+class TelemetrySlots:
+    """The slots of every fabric in this process's Redis (REDIS_URL): one client, its scripts loaded once."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.client: redis.Redis | None = None
+
+    def scripts(self):
+        with self.lock:
+            if self.client is None:
+                self.client = redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=2, socket_timeout=5)
+                self.put, self.take = self.client.register_script(_PUT), self.client.register_script(_TAKE)
+            return self.put, self.take
+
+    @staticmethod
+    def keys(fabric: Fabric) -> list[str]:
+        # With the fabric's creation time: a fabric deleted and made again under the same id
+        # (SQLite reuses ids) starts with slots of its own.
+        owner = f"{fabric.pk}.{fabric.created_at.timestamp():.6f}"
+        return [f"twin:telemetry:{owner}:{name}" for name in ("slot", "drain", "batches", "superseded")]
+
+
+slots = TelemetrySlots()
+
+
+def telemetry_post(*, fabric: Fabric, samples) -> dict:
+    """Check a posted batch (a list of samples or an object of columns, docs/replay.md) and leave
+    it for the live worker; returns `{batch, superseded, superseded_total}`: the batch's number
+    (frames carry the number of the batch they were made of), the number of the untaken batch it
+    replaced (None if the slot was empty), and how many batches of the fabric were replaced so far.
+    A malformed batch is refused here with its problems, and nothing is kept."""
+    _latest_snapshot(fabric)
+    try:
+        check_batch(samples)
+    except TelemetryError as error:
+        raise ApplicationError(str(error), extra={"problems": list(error.problems)}) from error
+    body = json.dumps(samples, separators=(",", ":"))
+    put, _take = slots.scripts()
+    try:
+        batch, replaced, claimed, superseded = put(keys=slots.keys(fabric), args=[body, DRAIN_CLAIM_S])
+    except redis.RedisError as error:
+        raise ServiceUnavailable(_("Telemetry cannot be taken now: Redis does not answer (%(error)s). Try again.") % {"error": error}) from error
+    if claimed:
+        from .tasks import telemetry_drain_task
+
+        queue_task(telemetry_drain_task, fabric.pk)
+    return {"batch": int(batch), "superseded": int(replaced) if replaced else None, "superseded_total": int(superseded)}
+
+
+def telemetry_drain(fabric_id: int) -> int:
+    """Turn the fabric's posted batches into frames until its slot is empty (the live worker);
+    returns how many it took. A batch that cannot be used (the snapshot gone meanwhile) is
+    logged and dropped; a fabric deleted meanwhile leaves its slot to expire."""
+    fabric = Fabric.objects.filter(pk=fabric_id).first()
+    if fabric is None:
+        return 0
+    _put, take = slots.scripts()
+    taken = 0
+    while True:
+        item = take(keys=slots.keys(fabric)[:2], args=[DRAIN_CLAIM_S])
+        if not item:
+            return taken
+        taken += 1
+        batch, body = item
+        try:
+            telemetry_ingest(fabric=fabric, samples=json.loads(body), batch=int(batch))
+        except ApplicationError as error:
+            log.warning("telemetry batch %s of fabric %s dropped: %s", batch, fabric_id, error.message)
+
+
+# -- frames of counters, and one-off readings ------------------------------------------------------
+
+
+def telemetry_ingest(*, fabric: Fabric, samples, publish: bool = True, batch: int | None = None) -> dict:
     """Turn port-counter samples (a list of samples or an object of columns, docs/replay.md)
     into a frame on the fabric's latest snapshot and push it to everyone viewing the fabric;
-    returns the frame. With `publish` false (a reading of error counters only) the counters
-    are kept for the next reading and the diagnosis, and viewers keep the frame they have."""
+    returns the frame (with the number of the posted `batch` it was made of, if any). With
+    `publish` false (a reading of error counters only) the counters are kept for the next
+    reading and the diagnosis, and viewers keep the frame they have."""
     snapshot = _latest_snapshot(fabric)
     index = telemetry_index(snapshot)
     with transaction.atomic():
@@ -89,7 +232,7 @@ def telemetry_ingest(*, fabric: Fabric, samples, publish: bool = True) -> dict:
         current.history = history_with_changes(current.history, error_samples(index, samples))
         if publish:
             current.seq += 1
-            frame = {**frame, "seq": current.seq, "snapshot": snapshot.pk}
+            frame = {**frame, "seq": current.seq, "snapshot": snapshot.pk, **({"batch": batch} if batch is not None else {})}
             current.frame = frame
         current.save()
     if publish:
@@ -260,18 +403,21 @@ _labels_resolved: dict[int, tuple[tuple, dict]] = {}  # fabric -> ((snapshot, ge
 
 
 def telemetry_poll(source: TelemetrySource) -> dict:
-    """One poll: ask Prometheus for the rates, push the frame; returns it. Which port each label
-    set names is resolved once per snapshot and configuration."""
+    """One poll: ask Prometheus for the rates and the error counters, push the frame, keep the
+    counters that changed for the diagnosis (as the POST endpoint's error readings); returns the
+    frame. Which port each label set names is resolved once per snapshot and configuration."""
     snapshot = _latest_snapshot(source.fabric)
     index = telemetry_index(snapshot)
     checked = _mapping_of(source.preset, source.mapping)
     window = source.rate_window_s
     answers = {key: prometheus_get(source.url, "/api/v1/query", {"query": query}) for key, query in checked.queries(window).items()}
+    totals = {name: prometheus_get(source.url, "/api/v1/query", {"query": query}) for name, query in checked.totals_queries().items()}
     key = (snapshot.pk, source.generation)
     if _labels_resolved.get(source.fabric_id, (None,))[0] != key:
         _labels_resolved[source.fabric_id] = (key, {})
     try:
         frame = rates_frame(index, checked, answers, window_s=window, ports_of=_labels_resolved[source.fabric_id][1])
+        errors = error_totals(index, checked, totals, ports_of=_labels_resolved[source.fabric_id][1])
     except TelemetryError as error:
         raise ApplicationError(str(error)) from error
     with transaction.atomic():
@@ -279,7 +425,8 @@ def telemetry_poll(source: TelemetrySource) -> dict:
         current.seq += 1
         frame = {**frame, "seq": current.seq, "snapshot": snapshot.pk}
         current.frame = frame
-        current.save(update_fields=["frame", "seq", "updated_at"])
+        current.history = history_with_changes(current.history, errors)
+        current.save(update_fields=["frame", "seq", "history", "updated_at"])
     send_fabric_telemetry(source.fabric_id, frame)
     return frame
 

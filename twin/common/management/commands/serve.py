@@ -1,5 +1,5 @@
 """Run the whole product on this machine: Redis (embedded unless REDIS_URL is set), the web
-server (HTTP + websockets; one or more processes on one port) and two Celery workers: a live one (replay player, run bookkeeping and
+server (HTTP + websockets; one or more processes on one port, IPv4 and IPv6) and two Celery workers: a live one (replay player, run bookkeeping and
 the sweeper's beat, in threads) and a heavy one (whole runs and fanned-out cells, one process per
 core by default). A child that exits is started again; Ctrl-C stops everything it started, and
 if this process is killed outright its children get SIGTERM from the kernel (Linux)."""
@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from pathlib import Path
 
 from django.conf import settings
 from django.core.management import call_command
@@ -30,9 +31,15 @@ def stop_on_signal(signum, frame):
 
 
 def port_in_use(host: str, port: int) -> bool:
-    with socket.socket() as probe:
-        probe.settimeout(0.5)
-        return probe.connect_ex((host, port)) == 0
+    try:
+        socket.create_connection((host, port), timeout=0.5).close()
+    except OSError:
+        return False
+    return True
+
+
+def url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
 
 
 def upload_temp_dir_empty() -> None:
@@ -42,31 +49,59 @@ def upload_temp_dir_empty() -> None:
     directory.mkdir(parents=True, exist_ok=True)
 
 
-def reuse_port_socket(host: str, port: int) -> socket.socket:
-    """A listening socket on host:port that other sockets may bind too (SO_REUSEPORT). Each web
-    process gets one and the kernel spreads new connections across them evenly, so one address
-    serves many processes with no proxy in front; a websocket stays on the process that accepted
-    it, and the channel layer (Redis) brings every group message to every process. (One socket
-    shared by all would wake every process per connection and let the first awake take bursts.)"""
+# The IPv6 twin of an IPv4 loopback or wildcard host, listened on too when this host has IPv6.
+IPV6_COMPANION = {"127.0.0.1": "::1", "0.0.0.0": "::"}  # noqa: S104 - the operator's --host
+# daphne finds the `listener:` endpoint (a socket inherited from serve, of either family) here.
+WEBSERVER_PLUGINS = Path(__file__).resolve().parents[2] / "webserver"
+
+
+def listen_addresses(host: str, port: int) -> tuple[list[tuple], list[tuple]]:
+    """(addresses the host names, their IPv6 companions): `localhost` names 127.0.0.1 and ::1,
+    127.0.0.1 gets ::1 as a companion, 0.0.0.0 gets ::; a companion this host cannot listen on
+    (no IPv6) is left out, a named address that fails is an error."""
     try:
-        address = socket.getaddrinfo(host, port, family=socket.AF_INET, type=socket.SOCK_STREAM)[0][4]
-    except socket.gaierror:
-        # daphne adopts a listening socket as IPv4 only (its fd endpoint cannot name another family)
-        raise CommandError(f"{host} is not an IPv4 address or a name with one: serve listens on IPv4.") from None
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-    listener.bind(address)
-    listener.listen(1024)
+        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP)
+    except socket.gaierror as error:
+        raise CommandError(f"--host {host}: {error.strerror}; expected an address (127.0.0.1, ::1, 0.0.0.0, ::) or a name with one.") from None
+    named = list(dict.fromkeys((family, address[:2]) for family, _, _, _, address in found if family in (socket.AF_INET, socket.AF_INET6)))
+    hosts = {address[0] for _, address in named}
+    companions = [(socket.AF_INET6, (IPV6_COMPANION[ip], port)) for family, (ip, _) in named if family == socket.AF_INET and IPV6_COMPANION.get(ip) not in hosts | {None}]
+    return named, companions if socket.has_ipv6 else []
+
+
+def reuse_port_socket(family: int, address: tuple) -> socket.socket:
+    """A listening socket on the address that other sockets may bind too (SO_REUSEPORT). Each web
+    process gets one per address and the kernel spreads new connections across them evenly, so
+    one address serves many processes with no proxy in front; a websocket stays on the process
+    that accepted it, and the channel layer (Redis) brings every group message to every process.
+    (One socket shared by all would wake every process per connection and let the first awake
+    take bursts.) An IPv6 socket takes IPv6 only: the IPv4 address has a socket of its own."""
+    listener = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        if family == socket.AF_INET6:
+            listener.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        listener.bind(address)
+        listener.listen(1024)
+    except OSError:
+        listener.close()
+        raise
     listener.set_inheritable(True)
     return listener
+
+
+def shown_address(listener: socket.socket) -> str:
+    host, port = listener.getsockname()[:2]
+    return f"[{host}]:{port}" if listener.family == socket.AF_INET6 else f"{host}:{port}"
 
 
 class Command(BaseCommand):
     help = "Start Redis (if needed), the web server and the live and heavy Celery workers; Ctrl-C stops them all."
 
     def add_arguments(self, parser):
-        parser.add_argument("--host", default=os.environ.get("TWIN_HOST", "127.0.0.1"))
+        parser.add_argument("--host", default=os.environ.get("TWIN_HOST", "127.0.0.1"),
+                            help="Address or name to listen on; 127.0.0.1 also listens on ::1, 0.0.0.0 on :: (when this host has IPv6).")
         parser.add_argument("--port", type=int, default=int(os.environ.get("TWIN_PORT", "8000")))
         parser.add_argument("--concurrency", type=int, default=os.cpu_count() or 1,
                             help="Processes of the heavy worker (whole runs and cells); default: one per core.")
@@ -76,7 +111,7 @@ class Command(BaseCommand):
     def handle(self, *args, host: str, port: int, concurrency: int, web_processes: int, no_demo: bool, **options):
         self.children: dict[str, subprocess.Popen] = {}
         self.commands: dict[str, list[str]] = {}
-        self.listeners: dict[str, socket.socket] = {}  # kept open here, so that a web process started again reuses its socket
+        self.listeners: dict[str, list[socket.socket]] = {}  # kept open here, so that a web process started again reuses its sockets
         self.restarts: list[float] = []
         self.redis: EmbeddedRedis | None = None
         signal.signal(signal.SIGTERM, stop_on_signal)
@@ -84,6 +119,7 @@ class Command(BaseCommand):
             raise CommandError(f"Port {port} on {host} is already in use; choose another with --port.")
         if web_processes < 1:
             raise CommandError("--web-processes must be at least 1.")
+        addresses = self.addresses_to_listen_on(host, port)
         try:
             self.env = self.prepare_environment()
             call_command("bootstrap", no_demo=no_demo, verbosity=options["verbosity"])
@@ -91,8 +127,9 @@ class Command(BaseCommand):
             upload_temp_dir_empty()  # before any web process: none is writing there yet
             for number in range(web_processes):
                 name = f"web {number + 1}" if web_processes > 1 else "web"
-                self.listeners[name] = reuse_port_socket(host, port)
-                self.commands[name] = [sys.executable, "-m", "daphne", "-e", f"fd:fileno={self.listeners[name].fileno()}", "twin.asgi:application"]
+                self.listeners[name] = [reuse_port_socket(family, address) for family, address in addresses]
+                endpoints = [f"listener:fileno={listener.fileno()}:family={listener.family.name.removeprefix('AF_')}" for listener in self.listeners[name]]
+                self.commands[name] = [sys.executable, "-m", "daphne", *(f"-e={endpoint}" for endpoint in endpoints), "twin.asgi:application"]
             self.commands |= {
                 "live worker": [*celery, "-n", "live@%h", "-Q", settings.TWIN_QUEUE_LIVE, "--pool=threads",
                                 f"--concurrency={LIVE_WORKER_THREADS}", "--beat", f"--schedule={settings.DATA_DIR / 'celerybeat-schedule'}"],
@@ -103,12 +140,12 @@ class Command(BaseCommand):
             self.wait_until_serving(host, port)
             database = settings.DATABASES["default"]
             self.stdout.write(self.style.SUCCESS(
-                f"\nFabric twin is ready: http://{host}:{port}/\n"
+                f"\nFabric twin is ready: http://{url_host(host)}:{port}/\n"
                 f"  database: {database['ENGINE'].rsplit('.', 1)[-1]} {database['NAME']}\n"
                 f"  redis:    {self.env['REDIS_URL']}{' (embedded, append-only file in ' + str(self.redis.workdir) + ')' if self.redis else ''}\n"
                 f"  workers:  live (replay player, run bookkeeping, sweeper; {LIVE_WORKER_THREADS} threads) and heavy "
                 f"(runs and cells; {concurrency} process{'es' if concurrency != 1 else ''} on {os.cpu_count()} cores, --concurrency to change)\n"
-                f"  web:      {web_processes} process{'es' if web_processes > 1 else ''} on port {port}\n"
+                f"  web:      {web_processes} process{'es' if web_processes > 1 else ''} on {', '.join(map(shown_address, next(iter(self.listeners.values()))))}\n"
                 "  Log in as the admin user (its password was printed when it was created, or set\n"
                 "  TWIN_ADMIN_PASSWORD before the first start). Ctrl-C stops everything.\n"
             ))
@@ -117,6 +154,24 @@ class Command(BaseCommand):
             self.stdout.write("\nStopping…")
         finally:
             self.stop_all()
+
+    def addresses_to_listen_on(self, host: str, port: int) -> list[tuple]:
+        """The host's addresses, and their IPv6 companions this host can listen on."""
+        named, companions = listen_addresses(host, port)
+        for family, address in named:  # fails now, with the reason, rather than in a web process
+            try:
+                reuse_port_socket(family, address).close()
+            except OSError as error:
+                raise CommandError(f"Cannot listen on {address[0]} port {port}: {error.strerror}.") from None
+        usable = []
+        for family, address in companions:
+            try:
+                reuse_port_socket(family, address).close()
+            except OSError as error:
+                self.stdout.write(f"Not listening on [{address[0]}]:{port} too: {error.strerror}.")
+            else:
+                usable.append((family, address))
+        return named + usable
 
     def prepare_environment(self) -> dict[str, str]:
         env = dict(os.environ)
@@ -133,15 +188,18 @@ class Command(BaseCommand):
         # is left to wait for it; its unacknowledged tasks go to the next worker).
         death_signal = signal.SIGQUIT if "worker" in name else signal.SIGTERM
         # The web server's other temporary files (request bodies spooled to disk) go there too.
-        listener = self.listeners.get(name)
-        env = {**self.env, "TMPDIR": str(settings.FILE_UPLOAD_TEMP_DIR)} if listener else self.env
+        listeners = self.listeners.get(name, [])
+        env = self.env
+        if listeners:
+            plugins = os.pathsep.join(filter(None, [str(WEBSERVER_PLUGINS), self.env.get("PYTHONPATH")]))
+            env = {**self.env, "TMPDIR": str(settings.FILE_UPLOAD_TEMP_DIR), "PYTHONPATH": plugins}
         self.children[name] = subprocess.Popen(
             self.commands[name], env=env, start_new_session=True, preexec_fn=dies_with_this_process(death_signal),
-            pass_fds=(listener.fileno(),) if listener else (),
+            pass_fds=tuple(listener.fileno() for listener in listeners),
         )
 
     def wait_until_serving(self, host: str, port: int, timeout_s: float = 60.0) -> None:
-        url = f"http://{host}:{port}/healthz"
+        url = f"http://{url_host(host)}:{port}/healthz"
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             self.check_children()
@@ -189,7 +247,8 @@ class Command(BaseCommand):
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
-        for listener in self.listeners.values():
-            listener.close()
+        for listeners in self.listeners.values():
+            for listener in listeners:
+                listener.close()
         if self.redis:
             self.redis.stop()
