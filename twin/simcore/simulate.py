@@ -496,8 +496,17 @@ def _arc_record(compiled: CompiledFabric, arc: int, utilization: np.ndarray, arc
 
 
 def _ms(seconds: float) -> str:
-    return f"{seconds * 1e3:.3g} ms"
+    return f"{_three_digits(seconds * 1e3)} ms"
 
 
 def _megabytes(size: float) -> str:
-    return f"{size / 1e6:.3g} MB per rank"
+    return f"{_three_digits(size / 1e6)} MB per rank"
+
+
+def _three_digits(value: float) -> str:
+    """Three significant digits, never an exponent.
+
+    >>> _three_digits(2071.4), _three_digits(906.1), _three_digits(0.8681)
+    ('2,071', '906', '0.868')
+    """
+    return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
