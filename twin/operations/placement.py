@@ -40,6 +40,7 @@ from twin.simcore.compile import CompiledFabric, compile_fabric, route
 from twin.simcore.errors import TwinCoreError
 from twin.simcore.model import Attrs, FabricSpec
 from twin.simcore.transport import transport_for
+from twin.simcore.units import counted
 from twin.traces.model import CollectiveEvent, FlowEvent
 from twin.traces.training import PARAMS_PER_LAYER_PER_HIDDEN2, training_step
 
@@ -522,7 +523,7 @@ class _Domains:
         if not split:
             return []
         if tp > largest:
-            reason = f"a TP group of {tp} cards is larger than any switch domain (the largest has {largest} free cards)"
+            reason = f"a TP group of {tp} cards is larger than any switch domain (the largest has {counted(largest, 'free card')})"
         else:
             reason = f"the free cards do not split into whole TP groups of {tp} per switch domain"
         return [
