@@ -232,7 +232,7 @@ def diff_page(request, fabric_id: int):
         {
             "fabric": fabric, "snapshots": snapshots, "expected": expected, "found": found, "report": report,
             "offered_expected": offered_expected, "offered_found": offered_found,
-            "findings": [finding.as_plain() for finding in page.object_list], "page": page, "query": query,
+            "findings": [finding.as_plain(translation) for finding in page.object_list], "page": page, "query": query,
             "chosen": chosen, "sort": sort, "sorts": list(DIFF_SORT_LABELS.items()),
             "finding_classes": FINDING_CLASSES, "severities": SEVERITIES,
         },

@@ -1,12 +1,15 @@
 """Write a snapshot out as canonical twin-fabric JSON, GraphML or ibnetdiscover output."""
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
+from django.utils.translation import gettext
+
+from twin.common.cli import TwinCommand
 
 from twin.common.errors import ApplicationError
 from twin.fabrics.cli import fabric_snapshot
 from twin.fabrics.exports import EXPORT_FORMATS, snapshot_export
 
 
-class Command(BaseCommand):
+class Command(TwinCommand):
     help = "Print a fabric's snapshot (the latest discovered one by default) as json, graphml or ibnetdiscover."
 
     def add_arguments(self, parser):
@@ -24,6 +27,6 @@ class Command(BaseCommand):
         if output:
             with open(output, "w", encoding="utf-8") as stream:
                 stream.write(text)
-            self.stderr.write(f"wrote {fabric} v{chosen.version} ({fmt}) to {output}")
+            self.stderr.write(gettext("wrote %(fabric)s v%(version)s (%(format)s) to %(output)s") % {"fabric": fabric, "version": chosen.version, "format": fmt, "output": output})
         else:
             self.stdout.write(text, ending="")

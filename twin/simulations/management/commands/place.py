@@ -1,15 +1,16 @@
 """Place a parallel job on a fabric with each strategy and print its communication time."""
 import json
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
+from django.utils.translation import gettext
 
-from twin.common.cli import parameter_count
+from twin.common.cli import TwinCommand, parameter_count
 from twin.fabrics.cli import fabric_snapshot
 from twin.simcore.errors import TwinCoreError
 from twin.simulations.services import job_from_params, placement_compare
 
 
-class Command(BaseCommand):
+class Command(TwinCommand):
     help = "Compare naive, random and topology-aware placements of a TP x PP x DP job (per-step communication time)."
 
     def add_arguments(self, parser):
@@ -41,11 +42,13 @@ class Command(BaseCommand):
             }
             self.stdout.write(json.dumps(summary, indent=2))
             return
-        self.stdout.write(f"TP={tp} x PP={pp} x DP={dp} on {found.name} v{snapshot.version}: per-step communication time")
+        self.stdout.write(gettext("TP=%(tp)s x PP=%(pp)s x DP=%(dp)s on %(fabric)s v%(version)s: per-step communication time") % {
+            "tp": tp, "pp": pp, "dp": dp, "fabric": found.name, "version": snapshot.version,
+        })  # fmt: skip
         for name in compared["ranking"]:
             result = compared["results"][name]
-            parts = ", ".join(f"{dim} {d['time_s'] * 1e3:.1f} ms" for dim, d in result["dimensions"].items())
-            marker = "  <- best" if name == compared["best"] else ""
+            parts = gettext(", ").join(f"{dim} {d['time_s'] * 1e3:.1f} ms" for dim, d in result["dimensions"].items())
+            marker = "  " + gettext("<- best") if name == compared["best"] else ""
             self.stdout.write(f"  {name:<7} {result['communication_time_s'] * 1e3:10.1f} ms  ({parts}){marker}")
             for warning in result["warnings"]:
                 self.stdout.write(self.style.WARNING(f"          {warning}"))

@@ -1,8 +1,10 @@
 """Predict one collective on a stored fabric: time, algbw/busbw, bottleneck, hottest links."""
 import json
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
+from django.utils.translation import gettext, gettext_noop
 
+from twin.common.cli import TwinCommand
 from twin.fabrics.cli import fabric_snapshot
 from twin.simcore.errors import TwinCoreError
 from twin.simcore.units import parse_size
@@ -12,7 +14,10 @@ SUMMARY_KEYS = ("collective", "algorithm", "protocol", "ranks", "size_bytes", "t
                 "bandwidth_s", "bound", "bottleneck", "max_link_utilization", "hottest_links", "choice", "settings")
 
 
-class Command(BaseCommand):
+BOUNDS = {"latency": gettext_noop("latency-bound"), "bandwidth": gettext_noop("bandwidth-bound")}
+
+
+class Command(TwinCommand):
     help = "Simulate a collective on every card of a fabric's snapshot (latest discovered by default)."
 
     def add_arguments(self, parser):
@@ -42,13 +47,18 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(summary, indent=2))
             return
         self.stdout.write(
-            f"{collective} of {result['size_bytes'] / 1e6:,.1f} MB on {result['ranks']:,} ranks of {found.name} v{chosen.version}: "
-            f"{result['algorithm']} ({result['protocol']}), {result['time_s'] * 1e3:.3f} ms, algbw {result['algbw_GBps']:.1f} GB/s, "
-            f"busbw {result['busbw_GBps']:.1f} GB/s ({result['bound']}-bound)"
-        )
+            gettext("%(collective)s of %(size)s MB on %(ranks)s ranks of %(fabric)s v%(version)s: %(algorithm)s (%(protocol)s), %(time)s ms, "
+                    "algbw %(algbw)s GB/s, busbw %(busbw)s GB/s (%(bound)s)") % {
+                "collective": collective, "size": f"{result['size_bytes'] / 1e6:,.1f}", "ranks": f"{result['ranks']:,}", "fabric": found.name,
+                "version": chosen.version, "algorithm": result["algorithm"], "protocol": result["protocol"], "time": f"{result['time_s'] * 1e3:.3f}",
+                "algbw": f"{result['algbw_GBps']:.1f}", "busbw": f"{result['busbw_GBps']:.1f}", "bound": gettext(BOUNDS[result["bound"]]),
+            }
+        )  # fmt: skip
         bottleneck = result["bottleneck"]
-        self.stdout.write(f"bottleneck: {bottleneck['link_class']} ({bottleneck['bound']}-bound, utilisation {bottleneck['utilization']:.0%})")
+        self.stdout.write(gettext("bottleneck: %(link_class)s (%(bound)s, utilisation %(utilisation)s)") % {
+            "link_class": bottleneck["link_class"], "bound": gettext(BOUNDS[bottleneck["bound"]]), "utilisation": f"{bottleneck['utilization']:.0%}",
+        })  # fmt: skip
         if "choice" in result:
-            self.stdout.write(f"why: {result['choice']['reason']}")
+            self.stdout.write(gettext("why: %(reason)s") % {"reason": result["choice"]["reason"]})
         for link in result["hottest_links"][:5]:
             self.stdout.write(f"  {link['from']} -> {link['to']}: {link['utilization']:.0%} ({link['class']})")
