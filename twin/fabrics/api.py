@@ -36,6 +36,7 @@ __all__ = (
 class SnapshotSerializer(serializers.ModelSerializer):
     fabric_name = serializers.CharField(source="fabric.name", read_only=True)
     created_by = serializers.CharField(source="created_by.username", read_only=True, default=None)
+    summary = serializers.SerializerMethodField(help_text="Counts by kind, speed and state, and warnings (in the request's language)")
 
     class Meta:
         model = Snapshot
@@ -43,6 +44,10 @@ class SnapshotSerializer(serializers.ModelSerializer):
             "id", "fabric", "fabric_name", "version", "role", "source_name", "source_format", "checksum",
             "node_count", "card_count", "switch_count", "link_count", "summary", "created_by", "created_at",
         )
+
+
+    def get_summary(self, snapshot: Snapshot) -> dict:
+        return snapshot.summary_text()
 
 
 class FabricSerializer(serializers.ModelSerializer):

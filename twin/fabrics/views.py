@@ -182,7 +182,7 @@ def upload_page(request):
             else:
                 url = reverse("fabric-detail", args=[snapshot.fabric_id]) + f"?snapshot={snapshot.pk}"
                 if wants_json:
-                    return JsonResponse({"url": url, "snapshot": snapshot.pk, "version": snapshot.version, "format": snapshot.source_format, "summary": snapshot.summary}, status=201)
+                    return JsonResponse({"url": url, "snapshot": snapshot.pk, "version": snapshot.version, "format": snapshot.source_format, "summary": snapshot.summary_text()}, status=201)
                 messages.success(request, _("Snapshot v%(version)s of %(fabric)s stored.") % {"version": snapshot.version, "fabric": snapshot.fabric.name})
                 return redirect(url)
         if wants_json:

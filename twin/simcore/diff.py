@@ -41,7 +41,7 @@ import numpy as np
 
 from twin.simcore.errors import FabricError
 from twin.simcore.model import FabricSpec, LinkSpec, NodeSpec
-from twin.simcore.translation import ENGLISH, LATER, Joined, Phrase, Translations, rendered
+from twin.simcore.translation import ENGLISH, LATER, Joined, Phrase, Translations, gettext_noop, rendered
 
 __all__ = [
     "DEFAULT_ERROR_THRESHOLDS",
@@ -69,7 +69,7 @@ FINDING_CLASSES = (
     "AMBIGUOUS",
     "CHANGED",
 )
-SEVERITIES = ("critical", "major", "minor")
+SEVERITIES = (gettext_noop("critical"), gettext_noop("major"), gettext_noop("minor"))
 PUNCH_LIST_COLUMNS = ("switch", "port", "class", "severity", "peer", "expected", "found", "action")
 
 # Error counters (attrs["errors"] of a found link) and the highest value still healthy.
@@ -327,8 +327,8 @@ def punch_list_csv(report: DiffReport, translations: Translations = ENGLISH) -> 
 
     Rows are sorted by switch name, then port (numbers in numeric order);
     findings that touch no switch are listed under their node after the
-    switches. Columns: ``PUNCH_LIST_COLUMNS``; the words in the language of
-    ``translations``.
+    switches. Columns: ``PUNCH_LIST_COLUMNS``; the words (severity, expected,
+    found, action) in the language of ``translations``, the class as an identifier.
     """
     rows = []
     for finding in report.findings:
@@ -343,7 +343,7 @@ def punch_list_csv(report: DiffReport, translations: Translations = ENGLISH) -> 
                     where.name,
                     port,
                     finding.finding_class,
-                    finding.severity,
+                    translations.gettext(finding.severity),
                     "" if peer is None else peer.label(),
                     finding.text("expected", translations),
                     finding.text("found", translations),

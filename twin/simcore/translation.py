@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-__all__ = ["ENGLISH", "LATER", "Joined", "Phrase", "Translations", "gettext_noop", "rendered"]
+__all__ = ["ENGLISH", "LATER", "Joined", "Phrase", "Translations", "gettext_noop", "plain_words", "rendered", "words_from_plain"]
 
 
 class Translations(Protocol):
@@ -76,20 +76,20 @@ class Phrase:
     def __str__(self) -> str:
         return self.render()
 
-    def to_plain(self) -> dict[str, Any]:
+    def toplain_words(self) -> dict[str, Any]:
         """JSON-ready, to be stored and rendered later (``from_plain``)."""
         plain: dict[str, Any] = {"message": self.message}
         plain.update((name, value) for name, value in (("plural", self.plural), ("count", self.count), ("context", self.context)) if value is not None)
         if self.params is not None:
-            plain["params"] = {name: _plain(value) for name, value in self.params.items()}
+            plain["params"] = {name: plain_words(value) for name, value in self.params.items()}
         return plain
 
     @classmethod
-    def from_plain(cls, plain: Mapping[str, Any]) -> Phrase:
+    def fromplain_words(cls, plain: Mapping[str, Any]) -> Phrase:
         params = plain.get("params")
         return cls(
             plain["message"], plain.get("plural"), plain.get("count"), plain.get("context"),
-            None if params is None else {name: _unplain(value) for name, value in params.items()},
+            None if params is None else {name: words_from_plain(value) for name, value in params.items()},
         )  # fmt: skip
 
 
@@ -112,23 +112,25 @@ class Joined:
         return self.render()
 
 
-def _plain(value: Any) -> Any:
+def plain_words(value: Any) -> Any:
+    """``value`` (Phrases, Joined, lists of them, other values) JSON-ready, to be stored."""
     if isinstance(value, Phrase):
-        return {"phrase": value.to_plain()}
+        return {"phrase": value.toplain_words()}
     if isinstance(value, Joined):
-        return {"joined": [_plain(item) for item in value.items], "separator": value.separator}
+        return {"joined": [plain_words(item) for item in value.items], "separator": value.separator}
     if isinstance(value, (list, tuple)):
-        return [_plain(item) for item in value]
+        return [plain_words(item) for item in value]
     return value
 
 
-def _unplain(value: Any) -> Any:
+def words_from_plain(value: Any) -> Any:
+    """Inverse of ``plain_words``: stored words ready to render (``rendered``)."""
     if isinstance(value, Mapping) and "phrase" in value:
-        return Phrase.from_plain(value["phrase"])
+        return Phrase.fromplain_words(value["phrase"])
     if isinstance(value, Mapping) and "joined" in value:
-        return Joined([_unplain(item) for item in value["joined"]], value["separator"])
+        return Joined([words_from_plain(item) for item in value["joined"]], value["separator"])
     if isinstance(value, list):
-        return [_unplain(item) for item in value]
+        return [words_from_plain(item) for item in value]
     return value
 
 

@@ -65,7 +65,7 @@ class Command(TwinCommand):
             raise CommandError(ngettext("nothing was stored: %(count)s file could not be read", "nothing was stored: %(count)s files could not be read", unread) % {"count": unread})
         except ApplicationError as error:
             raise CommandError(error.message) from error
-        summary = snapshot.summary
+        summary = snapshot.summary_text()
         if as_json:
             self.stdout.write(json.dumps({
                 "fabric": snapshot.fabric.name,

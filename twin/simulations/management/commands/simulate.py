@@ -2,7 +2,7 @@
 import json
 
 from django.core.management.base import CommandError
-from django.utils.translation import gettext, gettext_noop
+from django.utils.translation import gettext, gettext_noop, ngettext
 
 from twin.common.cli import TwinCommand
 from twin.fabrics.cli import fabric_snapshot
@@ -15,6 +15,20 @@ SUMMARY_KEYS = ("collective", "algorithm", "protocol", "ranks", "size_bytes", "t
 
 
 BOUNDS = {"latency": gettext_noop("latency-bound"), "bandwidth": gettext_noop("bandwidth-bound")}
+
+
+def why(result: dict) -> str:
+    """How auto chose, from the choice's figures (its `reason` is English)."""
+    ranked = sorted(result["choice"]["candidates"].items(), key=lambda item: item[1])
+    text = ngettext("why: auto compared %(count)s algorithm: %(algorithm)s (%(protocol)s) is the fastest",
+                    "why: auto compared %(count)s algorithms: %(algorithm)s (%(protocol)s) is the fastest", len(ranked)) % {
+        "count": len(ranked), "algorithm": result["algorithm"], "protocol": result["protocol"],
+    }  # fmt: skip
+    if len(ranked) > 1:
+        text += gettext("; ") + gettext("then %(others)s") % {"others": gettext(", ").join(f"{name} {time * 1e3:.3g} ms" for name, time in ranked[1:])}
+    if result["choice"]["skipped"]:
+        text += gettext("; ") + gettext("not applicable: %(names)s") % {"names": gettext(", ").join(sorted(result["choice"]["skipped"]))}
+    return text
 
 
 class Command(TwinCommand):
@@ -59,6 +73,6 @@ class Command(TwinCommand):
             "link_class": bottleneck["link_class"], "bound": gettext(BOUNDS[bottleneck["bound"]]), "utilisation": f"{bottleneck['utilization']:.0%}",
         })  # fmt: skip
         if "choice" in result:
-            self.stdout.write(gettext("why: %(reason)s") % {"reason": result["choice"]["reason"]})
+            self.stdout.write(why(result))
         for link in result["hottest_links"][:5]:
             self.stdout.write(f"  {link['from']} -> {link['to']}: {link['utilization']:.0%} ({link['class']})")
