@@ -76,7 +76,7 @@ class Phrase:
     def __str__(self) -> str:
         return self.render()
 
-    def toplain_words(self) -> dict[str, Any]:
+    def to_plain(self) -> dict[str, Any]:
         """JSON-ready, to be stored and rendered later (``from_plain``)."""
         plain: dict[str, Any] = {"message": self.message}
         plain.update((name, value) for name, value in (("plural", self.plural), ("count", self.count), ("context", self.context)) if value is not None)
@@ -85,7 +85,7 @@ class Phrase:
         return plain
 
     @classmethod
-    def fromplain_words(cls, plain: Mapping[str, Any]) -> Phrase:
+    def from_plain(cls, plain: Mapping[str, Any]) -> Phrase:
         params = plain.get("params")
         return cls(
             plain["message"], plain.get("plural"), plain.get("count"), plain.get("context"),
@@ -115,7 +115,7 @@ class Joined:
 def plain_words(value: Any) -> Any:
     """``value`` (Phrases, Joined, lists of them, other values) JSON-ready, to be stored."""
     if isinstance(value, Phrase):
-        return {"phrase": value.toplain_words()}
+        return {"phrase": value.to_plain()}
     if isinstance(value, Joined):
         return {"joined": [plain_words(item) for item in value.items], "separator": value.separator}
     if isinstance(value, (list, tuple)):
@@ -126,7 +126,7 @@ def plain_words(value: Any) -> Any:
 def words_from_plain(value: Any) -> Any:
     """Inverse of ``plain_words``: stored words ready to render (``rendered``)."""
     if isinstance(value, Mapping) and "phrase" in value:
-        return Phrase.fromplain_words(value["phrase"])
+        return Phrase.from_plain(value["phrase"])
     if isinstance(value, Mapping) and "joined" in value:
         return Joined([words_from_plain(item) for item in value["joined"]], value["separator"])
     if isinstance(value, list):
