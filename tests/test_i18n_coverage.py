@@ -243,6 +243,12 @@ def test_every_page_and_the_report_pdf_in_chinese_have_no_english_left(site):
         assert 'lang="zh-hans"' in response.content.decode(), (role, url)
         for text in untranslated(response.content.decode()):
             found.setdefault(text, set()).add(url)
+    # The miswired fabric shows what the walker came for.
+    fabric_2 = site["found"].fabric_id
+    diagnosis = clients[Role.VIEWER].get(f"/fabrics/{fabric_2}/diagnosis/", **CHINESE).content.decode()
+    assert all(f'data-rule="{rule}"' in diagnosis for rule in ("link-degraded", "plan-mismatch", "chunk-size")), diagnosis
+    diff = clients[Role.VIEWER].get(f"/fabrics/{fabric_2}/diff/", {"expected": site["plan"].pk, "found": site["found"].pk}, **CHINESE).content.decode()
+    assert 'data-class="SWAPPED"' in diff and 'data-class="MISWIRED"' in diff, diff
     # Files and frames read as text: the punch list's words (not its header of column names) and
     # the progress pushed to viewers, in Chinese.
     punch_list = clients[Role.VIEWER].get(f"/api/snapshots/{site['plan'].pk}/diff/{site['found'].pk}/", {"format": "csv"}, **CHINESE)

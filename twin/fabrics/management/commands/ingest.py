@@ -82,7 +82,7 @@ class Command(TwinCommand):
             }, indent=2))
             return
         words = {
-            "fabric": snapshot.fabric.name, "version": snapshot.version, "role": snapshot.get_role_display(), "format": snapshot.source_format,
+            "fabric": snapshot.fabric.name, "version": snapshot.version, "role": snapshot.get_role_display().lower(), "format": snapshot.source_format,
             "kinds": rendered(counted_list_phrase(summary["nodes_by_kind"]), translation), "links": rendered(counted_phrase(summary["links"], "link"), translation),
         }  # fmt: skip
         self.stdout.write(self.style.SUCCESS(gettext("%(fabric)s v%(version)s (%(role)s, %(format)s): %(kinds)s; %(links)s") % words))
