@@ -104,3 +104,13 @@ def test_output_is_english_without_a_language_or_in_the_c_locale(small_snapshot,
     monkeypatch.setenv("LC_ALL", "C")
     call_command("load_demo", "--cards", "64", "--name", "demo-small")
     assert "Loaded 'demo-small' v1: 64 cards, " in capsys.readouterr().out
+
+
+def test_help_is_in_the_shells_language(capsys, monkeypatch):
+    for variable in ("LANGUAGE", "LC_ALL", "LC_MESSAGES"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("LANG", "zh_CN.UTF-8")
+    with pytest.raises(SystemExit):
+        call_command("simulate", "--help")
+    shown = capsys.readouterr().out
+    assert "在互联网络快照（默认最新的发现快照）的所有卡上仿真一次集合通信。" in shown and "每个 rank 的字节数，例如 342MB、1GiB、4096" in shown

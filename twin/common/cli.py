@@ -7,7 +7,7 @@ import time
 from collections.abc import Mapping
 from typing import TextIO
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, DjangoHelpFormatter
 from django.utils import translation
 
 from twin.simcore.errors import TwinCoreError
@@ -41,8 +41,24 @@ def cli_language(environ: Mapping[str, str] = os.environ) -> str:
     return "en"
 
 
+class ShellLanguageHelp(DjangoHelpFormatter):
+    """--help in the shell's language: it is printed while the arguments are parsed, before
+    `execute` chooses the language."""
+
+    def format_help(self):
+        with translation.override(cli_language()):
+            return super().format_help()
+
+
 class TwinCommand(BaseCommand):
-    """A management command whose messages are in the shell's language (`cli_language`)."""
+    """A management command whose messages and help are in the shell's language (`cli_language`)."""
+
+    def create_parser(self, prog_name, subcommand, **kwargs):
+        parser = super().create_parser(prog_name, subcommand, formatter_class=ShellLanguageHelp, **kwargs)
+        if parser.description:  # `help`, lazy: argparse wraps it as text, which a lazy string is not
+            with translation.override(cli_language()):
+                parser.description = str(parser.description)
+        return parser
 
     def execute(self, *args, **options):
         with translation.override(cli_language()):

@@ -1,6 +1,6 @@
 """Print (creating if needed) the API token of a user, for scripts: `Authorization: Token <key>`."""
 from django.core.management.base import CommandError
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_lazy as _
 from rest_framework.authtoken.models import Token
 
 from twin.accounts.models import User
@@ -8,7 +8,7 @@ from twin.common.cli import TwinCommand
 
 
 class Command(TwinCommand):
-    help = "Print the API token of a user (created on first use)."
+    help = _("Print the API token of a user (created on first use).")
 
     def add_arguments(self, parser):
         parser.add_argument("username")

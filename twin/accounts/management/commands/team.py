@@ -1,7 +1,7 @@
 """Teams and the fabrics given to them, from the command line (the admin site offers the same)."""
 from django.core.management.base import CommandError
 from django.db import transaction
-from django.utils.translation import gettext, gettext_noop, ngettext
+from django.utils.translation import gettext, gettext_noop, ngettext, gettext_lazy as _
 
 from twin.common.cli import TwinCommand
 
@@ -15,22 +15,22 @@ NO_FABRIC = gettext_noop("No fabric named %(names)s; nothing was changed.")
 
 
 class Command(TwinCommand):
-    help = (
+    help = _(
         "Manage teams: a fabric given to a team is seen only by its members and admins; "
         "a fabric without a team is seen by everyone."
     )
 
     def add_arguments(self, parser):
         actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
-        actions.add_parser("list", help="Teams with their members and fabrics.")
-        for name, text in (("add", "Add users to a team (created if new)."), ("remove", "Remove users from a team.")):
+        actions.add_parser("list", help=_("Teams with their members and fabrics."))
+        for name, text in (("add", _("Add users to a team (created if new).")), ("remove", _("Remove users from a team."))):
             action = actions.add_parser(name, help=text)
             action.add_argument("team")
             action.add_argument("users", nargs="+", metavar="USER")
-        give = actions.add_parser("give", help="Give fabrics to a team: only its members (and admins) see them.")
+        give = actions.add_parser("give", help=_("Give fabrics to a team: only its members (and admins) see them."))
         give.add_argument("team")
         give.add_argument("fabrics", nargs="+", metavar="FABRIC")
-        open_ = actions.add_parser("open", help="Take fabrics from their team: everyone sees them again.")
+        open_ = actions.add_parser("open", help=_("Take fabrics from their team: everyone sees them again."))
         open_.add_argument("fabrics", nargs="+", metavar="FABRIC")
 
     @transaction.atomic

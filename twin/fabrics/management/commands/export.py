@@ -1,6 +1,6 @@
 """Write a snapshot out as canonical twin-fabric JSON, GraphML or ibnetdiscover output."""
 from django.core.management.base import CommandError
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_lazy as _
 
 from twin.common.cli import TwinCommand
 
@@ -10,13 +10,13 @@ from twin.fabrics.exports import EXPORT_FORMATS, snapshot_export
 
 
 class Command(TwinCommand):
-    help = "Print a fabric's snapshot (the latest discovered one by default) as json, graphml or ibnetdiscover."
+    help = _("Print a fabric's snapshot (the latest discovered one by default) as json, graphml or ibnetdiscover.")
 
     def add_arguments(self, parser):
         parser.add_argument("--fabric", required=True)
-        parser.add_argument("--snapshot", type=int, help="Snapshot version (default: the latest discovered)")
+        parser.add_argument("--snapshot", type=int, help=_("Snapshot version (default: the latest discovered)"))
         parser.add_argument("--format", dest="fmt", choices=sorted(EXPORT_FORMATS), default="json")
-        parser.add_argument("--output", "-o", help="File to write (default: standard output)")
+        parser.add_argument("--output", "-o", help=_("File to write (default: standard output)"))
 
     def handle(self, *args, fabric, snapshot, fmt, output, **options):
         _, chosen = fabric_snapshot(fabric, snapshot)

@@ -4,7 +4,7 @@ import json
 
 from django.core.management.base import CommandError
 from django.utils import translation
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_lazy as _
 
 from twin.common.cli import TwinCommand
 
@@ -19,22 +19,22 @@ DESIGNS = ("fat-tree", "rail", "supernodes")
 
 
 class Command(TwinCommand):
-    help = "Generate a fabric design (fat-tree, rail-optimised, or ICN super-nodes joined by a scale-out network) as a snapshot."
+    help = _("Generate a fabric design (fat-tree, rail-optimised, or ICN super-nodes joined by a scale-out network) as a snapshot.")
 
     def add_arguments(self, parser):
-        parser.add_argument("--name", required=True, help="Fabric name (a new snapshot if it exists)")
-        parser.add_argument("--cards", type=int, required=True, help="Cards in all")
+        parser.add_argument("--name", required=True, help=_("Fabric name (a new snapshot if it exists)"))
+        parser.add_argument("--cards", type=int, required=True, help=_("Cards in all"))
         parser.add_argument("--design", choices=DESIGNS, default="fat-tree")
-        parser.add_argument("--radix", type=int, default=64, help="Switch ports")
+        parser.add_argument("--radix", type=int, default=64, help=_("Switch ports"))
         parser.add_argument("--tiers", choices=("auto", "2", "3"), default="auto")
-        parser.add_argument("--oversubscription", type=float, default=1.0, help="Leaf down:up bandwidth ratio R (R:1)")
+        parser.add_argument("--oversubscription", type=float, default=1.0, help=_("Leaf down:up bandwidth ratio R (R:1)"))
         parser.add_argument("--link-gbps", type=float, default=400.0)
-        parser.add_argument("--hop-latency-ns", type=float, default=100.0, help="Switch forwarding latency")
+        parser.add_argument("--hop-latency-ns", type=float, default=100.0, help=_("Switch forwarding latency"))
         parser.add_argument("--cable-latency-ns", type=float, default=10.0)
         parser.add_argument("--cards-per-host", type=int, default=8)
-        parser.add_argument("--rails", type=int, help="rail design: cards per server (one rail leaf per card index)")
-        parser.add_argument("--supernodes", type=int, help="supernodes design: how many super-nodes share the cards")
-        parser.add_argument("--scale-out-gbps", type=float, default=200.0, help="supernodes design: scale-out link speed")
+        parser.add_argument("--rails", type=int, help=_("rail design: cards per server (one rail leaf per card index)"))
+        parser.add_argument("--supernodes", type=int, help=_("supernodes design: how many super-nodes share the cards"))
+        parser.add_argument("--scale-out-gbps", type=float, default=200.0, help=_("supernodes design: scale-out link speed"))
         parser.add_argument("--json", action="store_true", dest="as_json")
 
     def handle(self, *args, name, cards, design, radix, tiers, oversubscription, link_gbps, hop_latency_ns,

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from django.core.management.base import CommandError
 from django.utils import translation
-from django.utils.translation import gettext, gettext_noop, ngettext
+from django.utils.translation import gettext, gettext_noop, ngettext, gettext_lazy as _
 
 from twin.common.cli import TwinCommand
 
@@ -23,20 +23,20 @@ CARD_SOURCE_NAMES = {"hca": gettext_noop("compute HCAs (one card each)"), "nccl-
 
 
 class Command(TwinCommand):
-    help = "Read topology files (merged when several) into the next snapshot of a fabric."
+    help = _("Read topology files (merged when several) into the next snapshot of a fabric.")
 
     def add_arguments(self, parser):
-        parser.add_argument("paths", nargs="+", metavar="PATH", help="Topology files; .tar, .tar.gz and .zip archives of per-node files are unpacked")
-        parser.add_argument("--fabric", required=True, help="Fabric name (created if new)")
-        parser.add_argument("--format", dest="fmt", help="Parser for every file (default: detected per file)")
-        parser.add_argument("--plan", action="store_true", help="The files are a cabling plan, not a discovery")
-        parser.add_argument("--default-bandwidth-gbps", type=float, help="For formats that carry no bandwidth")
-        parser.add_argument("--default-latency-ns", type=float, help="For formats that carry no latency")
-        parser.add_argument("--non-compute-hca-pattern", help="HCAs whose host or description matches this regular expression stand for no card (default: storage and management names; '' for none)")
-        parser.add_argument("--compute-hcas-per-host", type=int, help="Only the first N HCAs of each host stand for cards")
-        parser.add_argument("--scale-up", choices=SCALE_UP_RULES, help="auto (default): add the NVSwitch a hint file leaves out; none: leave it out")
-        parser.add_argument("--nvlink-gbps", type=float, help="NVLink per GPU for the completed scale-up (default: by GPU generation)")
-        parser.add_argument("--json", action="store_true", dest="as_json", help="Print one JSON object")
+        parser.add_argument("paths", nargs="+", metavar="PATH", help=_("Topology files; .tar, .tar.gz and .zip archives of per-node files are unpacked"))
+        parser.add_argument("--fabric", required=True, help=_("Fabric name (created if new)"))
+        parser.add_argument("--format", dest="fmt", help=_("Parser for every file (default: detected per file)"))
+        parser.add_argument("--plan", action="store_true", help=_("The files are a cabling plan, not a discovery"))
+        parser.add_argument("--default-bandwidth-gbps", type=float, help=_("For formats that carry no bandwidth"))
+        parser.add_argument("--default-latency-ns", type=float, help=_("For formats that carry no latency"))
+        parser.add_argument("--non-compute-hca-pattern", help=_("HCAs whose host or description matches this regular expression stand for no card (default: storage and management names; '' for none)"))
+        parser.add_argument("--compute-hcas-per-host", type=int, help=_("Only the first N HCAs of each host stand for cards"))
+        parser.add_argument("--scale-up", choices=SCALE_UP_RULES, help=_("auto (default): add the NVSwitch a hint file leaves out; none: leave it out"))
+        parser.add_argument("--nvlink-gbps", type=float, help=_("NVLink per GPU for the completed scale-up (default: by GPU generation)"))
+        parser.add_argument("--json", action="store_true", dest="as_json", help=_("Print one JSON object"))
 
     def handle(self, *args, paths, fabric, fmt, plan, as_json, **options):
         if options["non_compute_hca_pattern"] is not None and (problem := pattern_problem(options["non_compute_hca_pattern"])):

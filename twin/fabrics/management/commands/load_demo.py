@@ -2,7 +2,7 @@
 import hashlib
 
 from django.utils import translation
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_lazy as _
 
 from twin.common.cli import TwinCommand
 from twin.fabrics.models import Fabric
@@ -16,7 +16,7 @@ DEMO_NAME = "demo-supernode"
 
 
 class Command(TwinCommand):
-    help = "Store the generated 1,024-card demo super-node as a fabric (once)."
+    help = _("Store the generated 1,024-card demo super-node as a fabric (once).")
 
     def add_arguments(self, parser):
         parser.add_argument("--cards", type=int, default=1024)

@@ -3,7 +3,8 @@ import json
 from pathlib import Path
 
 from django.core.management.base import CommandError
-from django.utils.translation import gettext, ngettext
+from django.utils.text import format_lazy
+from django.utils.translation import gettext, gettext_lazy as _, ngettext
 
 from twin.common.cli import TwinCommand
 from twin.common.errors import ApplicationError
@@ -20,20 +21,20 @@ def names(text: str) -> list[str]:
 
 
 class Command(TwinCommand):
-    help = "Record nccl-tests reports as journal entries, with the twin's prediction beside each size."
+    help = _("Record nccl-tests reports as journal entries, with the twin's prediction beside each size.")
 
     def add_arguments(self, parser):
         parser.add_argument("paths", nargs="+", metavar="FILE")
         parser.add_argument("--fabric", required=True)
         parser.add_argument("--library-version", default="")
-        parser.add_argument("--algorithm", default="", help="As configured for the run (e.g. NCCL_ALGO)")
-        parser.add_argument("--protocol", default="", help="As configured for the run (NCCL_PROTO: LL, LL128 or Simple)")
+        parser.add_argument("--algorithm", default="", help=_("As configured for the run (e.g. NCCL_ALGO)"))
+        parser.add_argument("--protocol", default="", help=_("As configured for the run (NCCL_PROTO: LL, LL128 or Simple)"))
         parser.add_argument("--notes", default="")
-        parser.add_argument("--calibrate", action="store_true", help="Then fit the twin to these runs; if the fit fails, nothing is recorded")
+        parser.add_argument("--calibrate", action="store_true", help=_("Then fit the twin to these runs; if the fit fails, nothing is recorded"))
         parser.add_argument("--fit", type=names, default=list(DEFAULT_FIT), metavar="NAME,...",
-                            help=f"Parameters to fit (default {','.join(DEFAULT_FIT)}); any of {', '.join(FITTABLE)}")
+                            help=format_lazy(_("Parameters to fit (default {default}); any of {names}"), default=",".join(DEFAULT_FIT), names=", ".join(FITTABLE)))
         parser.add_argument("--hold-out", type=names, default=[], metavar="SIZE,...",
-                            help="Validate: leave these measured sizes (e.g. 16MiB) out of the fit and report the error there; nothing is stored")
+                            help=_("Validate: leave these measured sizes (e.g. 16MiB) out of the fit and report the error there; nothing is stored"))
         parser.add_argument("--json", action="store_true", dest="as_json")
 
     def handle(self, *args, paths, fabric, library_version, algorithm, protocol, notes, calibrate, fit, hold_out, as_json, **options):

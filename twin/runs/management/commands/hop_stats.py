@@ -2,7 +2,7 @@
 import json
 
 from django.utils import translation
-from django.utils.translation import gettext, ngettext
+from django.utils.translation import gettext, ngettext, gettext_lazy as _
 
 from twin.common.cli import ProgressBar, TwinCommand
 from twin.fabrics.cli import fabric_snapshot
@@ -13,13 +13,13 @@ from twin.simcore.units import counted_list_phrase
 
 
 class Command(TwinCommand):
-    help = "Print hop-distance statistics between the cards of a fabric (latest snapshot by default)."
+    help = _("Print hop-distance statistics between the cards of a fabric (latest snapshot by default).")
 
     def add_arguments(self, parser):
-        parser.add_argument("--fabric", required=True, help="Fabric name")
+        parser.add_argument("--fabric", required=True, help=_("Fabric name"))
         # Not --version: Django's own option prints the Django version.
-        parser.add_argument("--snapshot", type=int, help="Snapshot version (default: the latest discovered)")
-        parser.add_argument("--json", action="store_true", dest="as_json", help="Print the result as JSON")
+        parser.add_argument("--snapshot", type=int, help=_("Snapshot version (default: the latest discovered)"))
+        parser.add_argument("--json", action="store_true", dest="as_json", help=_("Print the result as JSON"))
 
     def handle(self, *args, fabric: str, snapshot: int | None, as_json: bool, **options):
         found, snapshot = fabric_snapshot(fabric, snapshot)

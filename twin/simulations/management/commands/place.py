@@ -2,7 +2,7 @@
 import json
 
 from django.core.management.base import CommandError
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_lazy as _
 
 from twin.common.cli import TwinCommand, parameter_count
 from twin.fabrics.cli import fabric_snapshot
@@ -11,7 +11,7 @@ from twin.simulations.services import job_from_params, placement_compare
 
 
 class Command(TwinCommand):
-    help = "Compare naive, random and topology-aware placements of a TP x PP x DP job (per-step communication time)."
+    help = _("Compare naive, random and topology-aware placements of a TP x PP x DP job (per-step communication time).")
 
     def add_arguments(self, parser):
         parser.add_argument("--fabric", required=True)
@@ -19,8 +19,8 @@ class Command(TwinCommand):
         parser.add_argument("--pp", type=int, default=1)
         parser.add_argument("--dp", type=int, required=True)
         parser.add_argument("--ep", type=int, default=1)
-        parser.add_argument("--model-params", type=parameter_count, help="Model size in parameters, e.g. 175B or 175e9 (default: the article's 175B)")
-        parser.add_argument("--busy", default="", help="Comma-separated cards in use by other jobs")
+        parser.add_argument("--model-params", type=parameter_count, help=_("Model size in parameters, e.g. 175B or 175e9 (default: the article's 175B)"))
+        parser.add_argument("--busy", default="", help=_("Comma-separated cards in use by other jobs"))
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--json", action="store_true", dest="as_json")
 

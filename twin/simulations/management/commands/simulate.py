@@ -2,7 +2,7 @@
 import json
 
 from django.core.management.base import CommandError
-from django.utils.translation import gettext, gettext_noop, ngettext
+from django.utils.translation import gettext, gettext_noop, ngettext, gettext_lazy as _
 
 from twin.common.cli import TwinCommand
 from twin.fabrics.cli import fabric_snapshot
@@ -32,20 +32,20 @@ def why(result: dict) -> str:
 
 
 class Command(TwinCommand):
-    help = "Simulate a collective on every card of a fabric's snapshot (latest discovered by default)."
+    help = _("Simulate a collective on every card of a fabric's snapshot (latest discovered by default).")
 
     def add_arguments(self, parser):
         parser.add_argument("--fabric", required=True)
-        parser.add_argument("--snapshot", type=int, help="Snapshot version (default: the latest discovered)")
+        parser.add_argument("--snapshot", type=int, help=_("Snapshot version (default: the latest discovered)"))
         parser.add_argument("--collective", choices=COLLECTIVES, default="allreduce")
-        parser.add_argument("--bytes", dest="size", default="342MB", help="Bytes per rank, e.g. 342MB, 1GiB, 4096")
+        parser.add_argument("--bytes", dest="size", default="342MB", help=_("Bytes per rank, e.g. 342MB, 1GiB, 4096"))
         parser.add_argument("--algorithm", choices=("auto", *ALGORITHMS), default="auto")
-        parser.add_argument("--protocol", choices=("auto", *PROTOCOLS), default="auto", help="auto: the fastest, as NCCL's tuner picks")
+        parser.add_argument("--protocol", choices=("auto", *PROTOCOLS), default="auto", help=_("auto: the fastest, as NCCL's tuner picks"))
         parser.add_argument("--ecmp", choices=ECMP_MODES, default="hash")
         parser.add_argument("--channels", type=int, default=1)
         parser.add_argument("--in-switch-reduction", choices=("auto", "on", "off"), default="auto",
-                            help="auto: as the switches declare; on/off: a what-if")
-        parser.add_argument("--json", action="store_true", dest="as_json", help="Print one JSON object")
+                            help=_("auto: as the switches declare; on/off: a what-if"))
+        parser.add_argument("--json", action="store_true", dest="as_json", help=_("Print one JSON object"))
 
     def handle(self, *args, fabric, snapshot, collective, size, algorithm, protocol, ecmp, channels, in_switch_reduction, as_json, **options):
         found, chosen = fabric_snapshot(fabric, snapshot)

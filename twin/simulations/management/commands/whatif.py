@@ -4,7 +4,7 @@ from pathlib import Path
 
 from django.core.management.base import CommandError
 from django.utils import translation
-from django.utils.translation import gettext, ngettext
+from django.utils.translation import gettext, ngettext, gettext_lazy as _
 
 from twin.common.cli import ProgressBar, TwinCommand
 from twin.fabrics.cli import fabric_snapshot
@@ -17,17 +17,17 @@ from twin.whatif.report import report_summary
 
 
 class Command(TwinCommand):
-    help = "Grow a fabric in stages (1x is added as the reference) and write report.html, report.pdf, stages.csv and report.json."
+    help = _("Grow a fabric in stages (1x is added as the reference) and write report.html, report.pdf, stages.csv and report.json.")
 
     def add_arguments(self, parser):
         parser.add_argument("--fabric", required=True)
-        parser.add_argument("--stages", default="2,4,8", help="Growth factors, e.g. 2,4,8")
+        parser.add_argument("--stages", default="2,4,8", help=_("Growth factors, e.g. 2,4,8"))
         parser.add_argument("--alternatives", default="one-supernode,k-supernodes,rail")
         parser.add_argument("--collectives", default="allreduce,allgather,reducescatter,alltoall")
-        parser.add_argument("--sizes", help="Message sizes in bytes, comma-separated (default 1 KiB to 1 GiB)")
-        parser.add_argument("--threshold", type=float, default=10.0, help="Efficiency drop (points) that marks the knee")
-        parser.add_argument("--out", required=True, help="Directory for the report files")
-        parser.add_argument("--json", action="store_true", dest="as_json", help="Print a summary as JSON")
+        parser.add_argument("--sizes", help=_("Message sizes in bytes, comma-separated (default 1 KiB to 1 GiB)"))
+        parser.add_argument("--threshold", type=float, default=10.0, help=_("Efficiency drop (points) that marks the knee"))
+        parser.add_argument("--out", required=True, help=_("Directory for the report files"))
+        parser.add_argument("--json", action="store_true", dest="as_json", help=_("Print a summary as JSON"))
 
     def handle(self, *args, fabric, stages, alternatives, collectives, sizes, threshold, out, as_json, **options):
         found, snapshot = fabric_snapshot(fabric)
