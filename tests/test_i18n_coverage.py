@@ -34,10 +34,10 @@ from twin.fabrics.selectors import snapshot_spec_get
 from twin.fabrics.services import SourceFile, snapshot_create, snapshot_import
 from twin.journal.services import experiment_create
 from twin.runs.fanout import FANOUT_KINDS
-from twin.runs.models import CellStatus, Run, RunCell, RunKind, RunStatus
+from twin.runs.models import CellStatus, Run, RunKind, RunStatus
 from twin.runs.progress import ProgressReporter
 from twin.runs.realtime import run_state_payload
-from twin.runs.services import cell_counted, run_create
+from twin.runs.services import cell_counted, cells_create, run_create
 from twin.simcore.generate import supernode
 from twin.simcore.hops import hop_statistics
 
@@ -197,10 +197,7 @@ def running_runs(snapshot) -> list[Run]:
     for kind, params in ((RunKind.WHATIF, {"factors": [1, 2], "alternatives": ["one-supernode"], "collectives": ["allreduce"], "sizes": [2**20]}),
                          (RunKind.FAILURES, {"worst": "link", "workload": {}})):
         run = Run.objects.create(kind=kind, snapshot=snapshot, status=RunStatus.RUNNING, params=params)
-        RunCell.objects.bulk_create(
-            RunCell(run=run, key=plan.key, label=str(plan.label), label_phrase=plan.label.to_plain(), position=index, params=plan.params)
-            for index, plan in enumerate(FANOUT_KINDS[kind].plan(run))
-        )
+        cells_create(run, FANOUT_KINDS[kind].plan(run))
         cell = run.cells.order_by("position").first()
         RunCell.objects.filter(pk=cell.pk).update(status=CellStatus.DONE)
         cell_counted(run, cell)

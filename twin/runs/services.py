@@ -20,7 +20,7 @@ from .models import CellStatus, Run, RunCell, RunKind, RunStatus
 from .progress import ProgressReporter, message_fields, progress_update
 from .realtime import run_broadcast
 
-__all__ = ("run_create", "run_execute", "run_finish", "run_cancel", "cell_execute", "run_assemble")
+__all__ = ("run_create", "cells_create", "run_execute", "run_finish", "run_cancel", "cell_execute", "run_assemble")
 
 log = logging.getLogger(__name__)
 
@@ -68,10 +68,7 @@ def run_create(*, kind: RunKind, snapshot: Snapshot, user=None, params: dict | N
             except TwinCoreError as error:
                 transaction.set_rollback(True)
                 raise ApplicationError(str(error)) from error
-            RunCell.objects.bulk_create(
-                RunCell(run=run, key=plan.key, label=str(plan.label)[:200], label_phrase=plan.label.to_plain(), position=index, params=plan.params)
-            for index, plan in enumerate(plans)
-            )
+            cells_create(run, plans)
 
     def queue() -> None:
         try:
@@ -83,6 +80,14 @@ def run_create(*, kind: RunKind, snapshot: Snapshot, user=None, params: dict | N
     transaction.on_commit(queue, robust=False)
     run.refresh_from_db()
     return run
+
+
+def cells_create(run: Run, plans) -> None:
+    """The run's cells, in plan order; each label kept in English and as its Phrase."""
+    RunCell.objects.bulk_create(
+        RunCell(run=run, key=plan.key, label=str(plan.label)[:200], label_phrase=plan.label.to_plain(), position=index, params=plan.params)
+        for index, plan in enumerate(plans)
+    )
 
 
 def run_claim(run_id: int) -> Run | None:
