@@ -34,7 +34,7 @@ from twin.fabrics.selectors import snapshot_spec_get
 from twin.fabrics.services import SourceFile, snapshot_create, snapshot_import
 from twin.journal.services import experiment_create
 from twin.runs.fanout import FANOUT_KINDS
-from twin.runs.models import CellStatus, Run, RunKind, RunStatus
+from twin.runs.models import CellStatus, Run, RunCell, RunKind, RunStatus
 from twin.runs.progress import ProgressReporter
 from twin.runs.realtime import run_state_payload
 from twin.runs.services import cell_counted, cells_create, run_create
