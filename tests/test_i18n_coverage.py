@@ -1,5 +1,11 @@
 """Every page in Simplified Chinese has no English left, for every role and a run of every kind.
 
+Besides a healthy fabric, the walker visits one with findings (an InfiniBand discovery with a
+swapped and a moved cable, checked against the dump it was planned from, and a journal entry at
+half the predicted bandwidth): its cabling check, punch list, diagnosis and map; and runs still
+running, with the progress their producers write (hop statistics, cells of a what-if and of a
+failure search), on their pages and in the frame pushed to viewers.
+
 Rerun after makemessages and scripts/translations.py (see its docstring):
 
     DJANGO_SETTINGS_MODULE=twin.settings .venv/bin/python -m twin.common.embedded \
@@ -23,14 +29,21 @@ from tests.conftest import logged_in_client
 from tests.test_runs import wait_for
 from twin.accounts.models import Role
 from twin.accounts.services import user_create
-from twin.fabrics.services import snapshot_create
+from twin.fabrics.models import SnapshotRole
+from twin.fabrics.selectors import snapshot_spec_get
+from twin.fabrics.services import SourceFile, snapshot_create, snapshot_import
 from twin.journal.services import experiment_create
-from twin.runs.models import Run, RunKind, RunStatus
-from twin.runs.services import run_create
+from twin.runs.fanout import FANOUT_KINDS
+from twin.runs.models import CellStatus, Run, RunCell, RunKind, RunStatus
+from twin.runs.progress import ProgressReporter
+from twin.runs.realtime import run_state_payload
+from twin.runs.services import cell_counted, cells_create, run_create
 from twin.simcore.generate import supernode
+from twin.simcore.hops import hop_statistics
 
 ROOT = Path(__file__).resolve().parent.parent
 CHINESE = {"HTTP_ACCEPT_LANGUAGE": "zh-Hans"}
+IB_DUMP = ROOT / "tests" / "data" / "ib" / "ibnetdiscover_2leaf_1spine_8hca.txt"
 
 # Words that are the same in Chinese text: units, standards and products, collective and
 # algorithm names (NCCL's), the language switch's own "English".
@@ -50,6 +63,8 @@ ALLOWED = {
     # monitoring ops already run, by their own names
     "Prometheus", "DCGM", "Exporter", "exporter", "infiniband", "perfquery", "ibqueryerrors",
     "node", "nodes", "selector",  # keys of the telemetry label mapping, in its JSON example
+    # what InfiniBand devices call themselves (the sample's HCA without a host name)
+    "MT", "ConnectX", "Mellanox", "Technologies",
 }
 WORD = re.compile(r"[A-Za-z][A-Za-z']*")
 TOKEN = re.compile(r"\S+")
@@ -131,7 +146,63 @@ def site(celery_worker):
         wait_for(lambda: Run.objects.get(pk=run.pk).is_terminal, timeout_s=600)
     failed = {run.kind: run.error for run in Run.objects.all() if run.status != RunStatus.SUCCEEDED}
     assert not failed, failed
-    return {"users": users, "first": first, "second": second, "experiment": experiment, "runs": runs, "other_whatif": other_whatif}
+    return {
+        "users": users, "first": first, "second": second, "experiment": experiment, "runs": runs, "other_whatif": other_whatif,
+        **miswired_fabric(users[Role.OPERATOR]), "running": running_runs(second),
+    }  # fmt: skip
+
+
+def miswired(dump: str) -> str:
+    """The dump as found after recabling mistakes on leaf01: node01 and node02 swapped between ports 1
+    and 2, node03 moved from port 3 to the free port 5 (each link is listed at both of its ends)."""
+    lines = dump.splitlines()
+    port_1, port_2, port_3 = (next(line for line in lines if line.startswith(f'[{port}]\t"H-0c42a1030086{port:02d}00"')) for port in (1, 2, 3))
+    changed = {
+        port_1: port_1.replace("0c42a10300860100", "0c42a10300860200").replace("c42a10300860100", "c42a10300860200").replace("node01", "node02"),
+        port_2: port_2.replace("0c42a10300860200", "0c42a10300860100").replace("c42a10300860200", "c42a10300860100").replace("node02", "node01"),
+        port_3: port_3.replace("[3]", "[5]", 1),
+    }
+    found = []
+    for line in lines:
+        line = changed.get(line, line)
+        for card, was, now in (("0100", "[1]", "[2]"), ("0200", "[2]", "[1]"), ("0300", "[3]", "[5]")):
+            if line.startswith(f"[1](c42a1030086{card})"):
+                line = line.replace(f'"S-b8599f0300a01240"{was}', f'"S-b8599f0300a01240"{now}')
+        found.append(line)
+    assert found != lines
+    return "\n".join(found) + "\n"
+
+
+def miswired_fabric(user) -> dict:
+    """fabric-2: its plan, the miswired discovery, and a journal entry at half the predicted busbw."""
+    dump = IB_DUMP.read_text()
+    plan = snapshot_import(fabric_name="fabric-2", files=[SourceFile("plan-1.txt", dump.encode())], role=SnapshotRole.PLAN)
+    found = snapshot_import(fabric_name="fabric-2", files=[SourceFile("found-1.txt", miswired(dump).encode())])
+    sizes = [2**22, 2**24, 2**26]
+    probe = experiment_create(fabric=found.fabric, snapshot=found, collective="allreduce", card_count=found.card_count,
+                              points=[(size, 1.0) for size in sizes], meta={"title": "probe-1"}, user=user)
+    halved = [(size, 0.5 * twin["busbw_GBps"]) for size, twin in zip(sizes, probe.predicted, strict=True)]
+    probe.delete()
+    experiment_create(fabric=found.fabric, snapshot=found, collective="allreduce", card_count=found.card_count,
+                      points=halved, meta={"title": "nccl-run-2"}, user=user)
+    return {"plan": plan, "found": found}
+
+
+def running_runs(snapshot) -> list[Run]:
+    """Runs still running, left with the progress their real producers report: hop statistics part
+    way, and one finished cell of a what-if and of a failure search (no task is queued for them)."""
+    hops = Run.objects.create(kind=RunKind.HOP_STATS, snapshot=snapshot, status=RunStatus.RUNNING)
+    hop_statistics(snapshot_spec_get(snapshot_id=snapshot.pk), on_progress=ProgressReporter(hops.pk), chunk=1)
+    fanned = []
+    for kind, params in ((RunKind.WHATIF, {"factors": [1, 2], "alternatives": ["one-supernode"], "collectives": ["allreduce"], "sizes": [2**20]}),
+                         (RunKind.FAILURES, {"worst": "link", "workload": {}})):
+        run = Run.objects.create(kind=kind, snapshot=snapshot, status=RunStatus.RUNNING, params=params)
+        cells_create(run, FANOUT_KINDS[kind].plan(run))
+        cell = run.cells.order_by("position").first()
+        RunCell.objects.filter(pk=cell.pk).update(status=CellStatus.DONE)
+        cell_counted(run, cell)
+        fanned.append(run)
+    return [hops, *fanned]
 
 
 def pages(site) -> list[tuple[Role | None, str]]:
@@ -144,6 +215,9 @@ def pages(site) -> list[tuple[Role | None, str]]:
         f"/whatif/compare/?a={runs[RunKind.WHATIF].pk}&b={site['other_whatif'].pk}",
         "/runs/999999/",  # not found
         f"/runs/{runs[RunKind.HOP_STATS].pk}/report/",  # not a what-if: not found
+        f"/fabrics/{site['found'].fabric_id}/", f"/fabrics/{site['found'].fabric_id}/diagnosis/",
+        f"/fabrics/{site['found'].fabric_id}/diff/?expected={site['plan'].pk}&found={site['found'].pk}",
+        *(f"/runs/{run.pk}/" for run in site["running"]),
     ]
     operators = ["/upload/", f"/fabrics/{fabric}/journal/new/"]
     admins = ["/users/", f"/users/{site['users'][Role.VIEWER].pk}/"]
@@ -166,6 +240,24 @@ def test_every_page_and_the_report_pdf_in_chinese_have_no_english_left(site):
         assert 'lang="zh-hans"' in response.content.decode(), (role, url)
         for text in untranslated(response.content.decode()):
             found.setdefault(text, set()).add(url)
+    # The miswired fabric shows what the walker came for.
+    fabric_2 = site["found"].fabric_id
+    diagnosis = clients[Role.VIEWER].get(f"/fabrics/{fabric_2}/diagnosis/", **CHINESE).content.decode()
+    assert all(f'data-rule="{rule}"' in diagnosis for rule in ("link-degraded", "plan-mismatch", "chunk-size")), diagnosis
+    diff = clients[Role.VIEWER].get(f"/fabrics/{fabric_2}/diff/", {"expected": site["plan"].pk, "found": site["found"].pk}, **CHINESE).content.decode()
+    assert 'data-class="SWAPPED"' in diff and 'data-class="MISWIRED"' in diff, diff
+    # Files and frames read as text: the punch list's words (not its header of column names) and
+    # the progress pushed to viewers, in Chinese.
+    punch_list = clients[Role.VIEWER].get(f"/api/snapshots/{site['plan'].pk}/diff/{site['found'].pk}/", {"format": "csv"}, **CHINESE)
+    assert punch_list.status_code == 200
+    for line in punch_list.content.decode().splitlines()[1:]:
+        if english_words(line):
+            found.setdefault(line, set()).add("the punch list CSV")
+    for run in site["running"]:
+        frame = run_state_payload(Run.objects.get(pk=run.pk))
+        assert frame["status"] == "running" and frame["messages"]["zh-hans"] != frame["messages"]["en"], frame
+        if english_words(frame["messages"]["zh-hans"]):
+            found.setdefault(frame["messages"]["zh-hans"], set()).add(f"the frame pushed to viewers of run {run.pk}")
     # The PDF is drawn by matplotlib: its text is read back from the file itself.
     if shutil.which("pdftotext"):
         run = site["runs"][RunKind.WHATIF]

@@ -265,7 +265,7 @@ def test_an_upload_nothing_can_use_is_refused_and_one_without_cards_disables_the
     response = upload(operator_client, ("topology.conf", sample_bytes("slurm/topograph-tree.conf")), fabric="slurm")
     assert response.status_code == 201
     snapshot = Snapshot.objects.get()
-    assert any(warning.startswith("no cards") for warning in snapshot.summary["warnings"])
+    assert any(warning.startswith("no cards") for warning in snapshot.summary_text()["warnings"])
     page = operator_client.get(f"/fabrics/{snapshot.fabric_id}/").content.decode()
     assert 'id="runs-unavailable"' in page and 'disabled title="This snapshot has no cards' in page
 

@@ -96,7 +96,7 @@ def test_missing_link():
     finding = only(report, "MISSING")
     assert (finding.end.name, finding.end.port, finding.peer.label()) == ("leaf01", "1", "c1:1")
     assert finding.severity == "major"
-    assert finding.action == "connect leaf01:1 to c1:1"
+    assert str(finding.action) == "connect leaf01:1 to c1:1"
 
 
 def test_extra_link_between_known_nodes():
@@ -112,9 +112,9 @@ def test_cable_in_the_wrong_port_is_miswired_with_a_move_action():
     report = diff_fabrics(PLAN, with_links(PLAN, replace_link(PLAN, 2, b_port="5")))
     assert classes(report) == {"MISWIRED": 1}
     finding = only(report, "MISWIRED")
-    assert finding.expected == "leaf01:3" and finding.found == "leaf01:5"
-    assert finding.action == "move cable from leaf01:5 to leaf01:3"
-    assert "c3:1 reaches leaf01:5 instead of leaf01:3" == finding.message
+    assert str(finding.expected) == "leaf01:3" and str(finding.found) == "leaf01:5"
+    assert str(finding.action) == "move cable from leaf01:5 to leaf01:3"
+    assert "c3:1 reaches leaf01:5 instead of leaf01:3" == str(finding.message)
 
 
 def test_swapped_ports_are_one_finding_not_two_miswired():
@@ -125,7 +125,7 @@ def test_swapped_ports_are_one_finding_not_two_miswired():
     finding = only(report, "SWAPPED")
     # Described on the switch, where both ports are on one device.
     assert {finding.end.label(), finding.other_end.label()} == {"leaf01:1", "leaf01:2"}
-    assert finding.action == "swap the cables at leaf01:1 and leaf01:2"
+    assert str(finding.action) == "swap the cables at leaf01:1 and leaf01:2"
 
 
 def test_swapped_uplinks_between_two_switches():
@@ -154,17 +154,17 @@ def test_degraded_bandwidth_width_and_state():
     assert classes(report) == {"DEGRADED": 2}
     by_peer = {finding.peer.name: finding for finding in report.findings}
     assert by_peer["c1"].severity == "major"
-    assert by_peer["c1"].found == "state degraded; 100 Gb/s; width 1x"
-    assert by_peer["c1"].expected == "state up; 400 Gb/s; width 4x"
-    assert by_peer["c2"].severity == "critical" and by_peer["c2"].found == "state down"
-    assert "reseat or replace" in by_peer["c2"].action
+    assert str(by_peer["c1"].found) == "state degraded; 100 Gb/s; width 1x"
+    assert str(by_peer["c1"].expected) == "state up; 400 Gb/s; width 4x"
+    assert by_peer["c2"].severity == "critical" and str(by_peer["c2"].found) == "state down"
+    assert "reseat or replace" in str(by_peer["c2"].action)
 
 
 def test_slower_speed_than_plan_is_degraded():
     plan = with_links(PLAN, replace_link(PLAN, 0, attrs={"speed": "NDR"}), name="plan")
     report = diff_fabrics(plan, with_links(plan, replace_link(plan, 0, attrs={"speed": "HDR"})))
     finding = only(report, "DEGRADED")
-    assert (finding.expected, finding.found) == ("speed NDR", "speed HDR")
+    assert (str(finding.expected), str(finding.found)) == ("speed NDR", "speed HDR")
 
 
 def test_better_than_planned_is_not_degraded():
@@ -191,7 +191,7 @@ def test_error_counters_over_thresholds(errors, thresholds, reported):
     assert report.counts["DEGRADED"] == int(reported)
     if reported:
         finding = only(report, "DEGRADED")
-        assert finding.severity == "minor" and "over threshold" in finding.message
+        assert finding.severity == "minor" and "over threshold" in str(finding.message)
 
 
 def test_default_thresholds_are_the_documented_ones():
@@ -211,7 +211,7 @@ def test_unknown_device_is_reported_with_its_links_not_as_extra():
     report = diff_fabrics(PLAN, found)
     assert classes(report) == {"UNKNOWN_DEVICE": 1}
     finding = only(report, "UNKNOWN_DEVICE")
-    assert finding.end.node == "stranger" and "1 to leaf01:7" in finding.found
+    assert finding.end.node == "stranger" and "1 to leaf01:7" in str(finding.found)
     # Listed under the switch port it hangs on.
     assert finding.location()[0].label() == "leaf01:7"
 
@@ -223,7 +223,7 @@ def test_missing_card_is_one_finding_with_its_links():
     assert classes(report) == {"MISSING": 1}
     finding = only(report, "MISSING")
     assert finding.end.port is None and finding.end.node == "c4"
-    assert finding.severity == "major" and "1 to leaf01:4" in finding.expected
+    assert finding.severity == "major" and "1 to leaf01:4" in str(finding.expected)
 
 
 def test_missing_switch_is_critical():
@@ -281,7 +281,7 @@ def test_ambiguous_names_are_reported_not_guessed():
     )
     report = diff_fabrics(plan, found)
     finding = only(report, "AMBIGUOUS")
-    assert "'gpu'" in finding.message and "ib:01" in finding.found and "ib:02" in finding.found
+    assert "'gpu'" in str(finding.message) and "ib:01" in str(finding.found) and "ib:02" in str(finding.found)
     # Not matched: the plan's card is missing and both found cards are unknown.
     assert report.counts["MISSING"] == 1 and report.counts["UNKNOWN_DEVICE"] == 2
 
@@ -290,7 +290,7 @@ def test_ports_equal_after_normalisation_in_one_fabric_are_ambiguous():
     found = with_links(PLAN, (*PLAN.links, link("c1", "01", "spine01", "9")))
     report = diff_fabrics(PLAN, found)
     finding = only(report, "AMBIGUOUS")
-    assert "same port" in finding.found and "found fabric" in finding.message
+    assert "same port" in str(finding.found) and "found fabric" in str(finding.message)
 
 
 def test_changed_node_fields():
@@ -299,7 +299,7 @@ def test_changed_node_fields():
     ]
     report = diff_fabrics(PLAN, with_links(PLAN, PLAN.links, nodes=nodes))
     finding = only(report, "CHANGED")
-    assert (finding.expected, finding.found) == ("tier spine", "tier core")
+    assert (str(finding.expected), str(finding.found)) == ("tier spine", "tier core")
 
 
 def test_unknown_plan_fields_are_not_changes():

@@ -12,6 +12,7 @@ from twin.simcore.errors import FabricError
 from twin.simcore.generate import fat_tree, supernode
 from twin.simcore.hops import hop_classes, hop_matrix, hop_statistics
 from twin.simcore.model import FabricSpec, LinkSpec, NodeSpec
+from twin.simcore.translation import Phrase
 
 
 def test_demo_histogram_is_exact():
@@ -118,7 +119,7 @@ def test_progress_is_monotone_and_ends_at_one(chunk):
     assert len(calls) == math.ceil(8 / chunk)  # chunks of classes: the cards of each of the 8 leaves
     assert all(0 < a < b for a, b in zip(fractions, fractions[1:]))
     assert fractions[-1] == 1.0
-    assert all(isinstance(message, str) and message for _, message in calls)
+    assert all(isinstance(message, Phrase) and str(message) for _, message in calls)
     same_leaf = 8 * math.comb(8, 2)
     assert stats["histogram"] == {"1": same_leaf, "3": math.comb(64, 2) - same_leaf}
 

@@ -6,6 +6,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404
 from django.utils.cache import patch_vary_headers
 from django.utils.decorators import method_decorator
+from django.utils import translation
 from django.views.decorators.http import etag
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import generics, serializers, status
@@ -35,6 +36,7 @@ __all__ = (
 class SnapshotSerializer(serializers.ModelSerializer):
     fabric_name = serializers.CharField(source="fabric.name", read_only=True)
     created_by = serializers.CharField(source="created_by.username", read_only=True, default=None)
+    summary = serializers.SerializerMethodField(help_text="Counts by kind, speed and state, and warnings (in the request's language)")
 
     class Meta:
         model = Snapshot
@@ -42,6 +44,10 @@ class SnapshotSerializer(serializers.ModelSerializer):
             "id", "fabric", "fabric_name", "version", "role", "source_name", "source_format", "checksum",
             "node_count", "card_count", "switch_count", "link_count", "summary", "created_by", "created_at",
         )
+
+
+    def get_summary(self, snapshot: Snapshot) -> dict:
+        return snapshot.summary_text()
 
 
 class FabricSerializer(serializers.ModelSerializer):
@@ -178,10 +184,10 @@ class SnapshotDiffApi(APIView):
         found = get_object_or_404(Snapshot.objects.select_related("fabric"), pk=other)
         report = snapshot_diff(expected=expected, found=found)
         if request.query_params.get("format") == "csv":
-            response = HttpResponse(punch_list_csv(report), content_type="text/csv")
+            response = HttpResponse(punch_list_csv(report, translation), content_type="text/csv")
             response["Content-Disposition"] = f'attachment; filename="{expected.fabric.name}-v{expected.version}-vs-v{found.version}-punch-list.csv"'
             return response
-        return Response({**report.as_plain(), "expected_snapshot": SnapshotSerializer(expected).data, "found_snapshot": SnapshotSerializer(found).data})
+        return Response({**report.as_plain(translation), "expected_snapshot": SnapshotSerializer(expected).data, "found_snapshot": SnapshotSerializer(found).data})
 
 
 ACCEPTS_GZIP = re.compile(r"\bgzip\b")

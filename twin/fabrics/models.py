@@ -1,9 +1,11 @@
 """Fabrics and their versioned snapshots of nodes and links."""
 from django.conf import settings
 from django.db import models
+from django.utils import translation
 from django.utils.translation import gettext_lazy as _
 
 from twin.simcore.model import LINK_DOMAINS, LINK_STATES, NODE_KINDS, SWITCH_TIERS
+from twin.simcore.translation import rendered, words_from_plain
 
 __all__ = ("Fabric", "SnapshotRole", "Snapshot", "SnapshotLayout", "Node", "Link")
 
@@ -69,6 +71,11 @@ class Snapshot(models.Model):
 
     def __str__(self) -> str:
         return f"{self.fabric.name} v{self.version}"
+
+    def summary_text(self) -> dict:
+        """The summary with its warnings in the active language (some are stored as Phrases)."""
+        warnings = [str(rendered(words_from_plain(warning), translation)) for warning in self.summary.get("warnings", ())]
+        return {**self.summary, "warnings": warnings}
 
 
 class Node(models.Model):

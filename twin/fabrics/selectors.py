@@ -2,6 +2,7 @@
 import functools
 
 from django.db.models import Q, QuerySet
+from django.utils import translation
 
 from twin.common.errors import ApplicationError
 
@@ -83,15 +84,19 @@ DIFF_SORTS = {
 
 def diff_findings(report: DiffReport, *, finding_class: str = "", severity: str = "", text: str = "", sort: str = "where") -> list[Finding]:
     """The report's findings of one class and severity (blank: any) whose place, peer or message
-    contains `text` (any case), ordered by one of `DIFF_SORTS` (a leading "-" reverses it; an
-    unknown one is "where")."""
+    (in English or the reader's language) contains `text` (any case), ordered by one of
+    `DIFF_SORTS` (a leading "-" reverses it; an unknown one is "where")."""
     lowered = text.strip().lower()
+
+    def searched(finding: Finding) -> str:
+        return f"{finding.end.label()} {finding.peer.label() if finding.peer else ''} {finding.message} {finding.text('message', translation)}".lower()
+
     chosen = [
         finding
         for finding in report.findings
         if (not finding_class or finding.finding_class == finding_class)
         and (not severity or finding.severity == severity)
-        and (not lowered or lowered in f"{finding.end.label()} {finding.peer.label() if finding.peer else ''} {finding.message}".lower())
+        and (not lowered or lowered in searched(finding))
     ]
     key, reverse = DIFF_SORTS.get(sort.removeprefix("-")), sort.startswith("-")
     if key is None:

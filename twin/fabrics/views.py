@@ -184,7 +184,7 @@ def upload_page(request):
             else:
                 url = reverse("fabric-detail", args=[snapshot.fabric_id]) + f"?snapshot={snapshot.pk}"
                 if wants_json:
-                    return JsonResponse({"url": url, "snapshot": snapshot.pk, "version": snapshot.version, "format": snapshot.source_format, "summary": snapshot.summary}, status=201)
+                    return JsonResponse({"url": url, "snapshot": snapshot.pk, "version": snapshot.version, "format": snapshot.source_format, "summary": snapshot.summary_text()}, status=201)
                 messages.success(request, _("Snapshot v%(version)s of %(fabric)s stored.") % {"version": snapshot.version, "fabric": snapshot.fabric.name})
                 return redirect(url)
         if wants_json:
@@ -234,7 +234,7 @@ def diff_page(request, fabric_id: int):
         {
             "fabric": fabric, "snapshots": snapshots, "expected": expected, "found": found, "report": report,
             "offered_expected": offered_expected, "offered_found": offered_found,
-            "findings": [finding.as_plain() for finding in page.object_list], "page": page, "query": query,
+            "findings": [finding.as_plain(translation) for finding in page.object_list], "page": page, "query": query,
             "chosen": chosen, "sort": sort, "sorts": list(DIFF_SORT_LABELS.items()),
             "finding_classes": FINDING_CLASSES, "severities": SEVERITIES,
         },

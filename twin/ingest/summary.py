@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from twin.simcore.model import FabricSpec
-from twin.simcore.units import counted
+from twin.simcore.translation import LATER, plain_words
 
 __all__ = ["fabric_summary"]
 
@@ -17,7 +17,8 @@ def _speed_label(gbps: float) -> str:
 def fabric_summary(spec: FabricSpec) -> dict:
     """JSON-ready counts of nodes by kind (switches by tier), links by speed, state and domain,
     and warnings an operator should look at (down or degraded links, merge conflicts, what the
-    parsers recorded in ``attrs["warnings"]``)."""
+    parsers recorded in ``attrs["warnings"]``). The summary's own warnings are stored as Phrases
+    (``plain_words``), rendered in the reader's language."""
     nodes_by_kind = Counter(node.kind for node in spec.nodes)
     switches_by_tier = Counter(node.tier for node in spec.nodes if node.kind == "switch")
     links_by_state = Counter(link.state for link in spec.links)
@@ -25,12 +26,19 @@ def fabric_summary(spec: FabricSpec) -> dict:
     links_by_domain = Counter(link.domain for link in spec.links)
     warnings = []
     if links_by_state["down"]:
-        warnings.append(f"{counted(links_by_state['down'], 'link')} down")
+        down = links_by_state["down"]
+        warnings.append(plain_words(LATER.ngettext("%(count)s link down", "%(count)s links down", down) % {"count": down}))
     if links_by_state["degraded"]:
-        warnings.append(f"{counted(links_by_state['degraded'], 'link')} degraded (below their usual width or speed)")
+        degraded = links_by_state["degraded"]
+        warnings.append(plain_words(LATER.ngettext(
+            "%(count)s link degraded (below the usual width or speed)", "%(count)s links degraded (below their usual width or speed)", degraded,
+        ) % {"count": degraded}))  # fmt: skip
     conflicts = spec.attrs.get("merge_conflicts") or ()
     if conflicts:
-        warnings.append(f"{counted(len(conflicts), 'conflicting fact')} between the files; the more specific source was kept")
+        warnings.append(plain_words(LATER.ngettext(
+            "%(count)s conflicting fact between the files; the more specific source was kept",
+            "%(count)s conflicting facts between the files; the more specific source was kept", len(conflicts),
+        ) % {"count": len(conflicts)}))  # fmt: skip
     warnings += [str(warning) for warning in spec.attrs.get("warnings", ())]
     return {
         "nodes": len(spec.nodes),

@@ -36,10 +36,9 @@ from twin.operations.placement import Placement, aware_placement, evaluate_place
 from twin.simcore.diff import DEFAULT_ERROR_THRESHOLDS, DiffReport, normalise_counter
 from twin.simcore.errors import TwinCoreError
 from twin.simcore.hops import hop_statistics
-from twin.simcore.translation import gettext_noop
 from twin.simcore.model import Attrs, FabricSpec
 from twin.simcore.simulate import Simulator
-from twin.simcore.units import counted
+from twin.simcore.translation import ENGLISH, LATER, Phrase, Translations, gettext_noop
 
 __all__ = [
     "LAYERS",
@@ -68,15 +67,15 @@ RULES = {
     "congested-ports": "application",
 }
 _FIXES = {
-    "link-down": "check both ends of the link: reseat or replace the cable or transceiver",
-    "link-degraded": "reseat or replace the cable, check both transceivers and the port's configured speed",
-    "error-counters": "clear the counters and watch them; reseat or replace the cable if they keep growing",
-    "link-flapping": "replace the cable or transceiver; check the port's signal quality",
-    "plan-mismatch": "recable to the plan (or update the plan), then rerun topology discovery",
-    "chunk-size": "set the chunk size near the bandwidth-delay product; sweep chunk sizes in a benchmark",
-    "protocol-overhead": "use the memory-semantic transport (remote writes over the scale-up fabric) for small messages",
-    "placement-ignores-topology": "use topology-aware scheduling: the better placement shown here",
-    "congested-ports": "change the topology or add switches where the listed ports saturate",
+    "link-down": LATER.gettext("check both ends of the link: reseat or replace the cable or transceiver"),
+    "link-degraded": LATER.gettext("reseat or replace the cable, check both transceivers and the port's configured speed"),
+    "error-counters": LATER.gettext("clear the counters and watch them; reseat or replace the cable if they keep growing"),
+    "link-flapping": LATER.gettext("replace the cable or transceiver; check the port's signal quality"),
+    "plan-mismatch": LATER.gettext("recable to the plan (or update the plan), then rerun topology discovery"),
+    "chunk-size": LATER.gettext("set the chunk size near the bandwidth-delay product; sweep chunk sizes in a benchmark"),
+    "protocol-overhead": LATER.gettext("use the memory-semantic transport (remote writes over the scale-up fabric) for small messages"),
+    "placement-ignores-topology": LATER.gettext("use topology-aware scheduling: the better placement shown here"),
+    "congested-ports": LATER.gettext("change the topology or add switches where the listed ports saturate"),
 }
 # "About half": measured / predicted busbw in this band for large messages.
 HALF_BAND = (0.35, 0.65)
@@ -96,25 +95,41 @@ class DiagnosisError(TwinCoreError):
 
 @dataclass(frozen=True)
 class Finding:
-    """One diagnosis: ``layer``, ``rule``, ``severity``, ``title``, ``evidence`` (numbers), ``fix``, ``elements``."""
+    """One diagnosis: ``layer``, ``rule``, ``severity``, ``title``, ``evidence`` (numbers), ``fix``, ``elements``.
+
+    ``title``, ``fix`` and the Phrases in ``evidence`` are rendered in a language by ``to_dict``.
+    """
 
     layer: str
     rule: str
     severity: str
-    title: str
+    title: Phrase
     evidence: Mapping[str, Any]
-    fix: str
+    fix: Phrase
     elements: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "evidence", Attrs(self.evidence))
         object.__setattr__(self, "elements", tuple(self.elements))
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, name_of: Callable[[str], str], translations: Translations = ENGLISH) -> dict[str, Any]:
+        """JSON-ready, with ``element_names``: the elements as people name them (link ends and
+        node names, as the cabling check does; an InfiniBand discovery's ids are GUIDs)."""
         return {
-            "layer": self.layer, "rule": self.rule, "severity": self.severity, "title": self.title,
-            "evidence": self.evidence.to_plain(), "fix": self.fix, "elements": list(self.elements),
+            "layer": self.layer, "rule": self.rule, "severity": self.severity, "title": self.title.render(translations),
+            "evidence": _rendered_evidence(self.evidence, translations), "fix": self.fix.render(translations),
+            "elements": list(self.elements), "element_names": [name_of(element) for element in self.elements],
         }  # fmt: skip
+
+
+def _rendered_evidence(value: Any, translations: Translations) -> Any:
+    """Evidence with each Phrase in it rendered, lists kept lists."""
+    if isinstance(value, Phrase):
+        return value.render(translations)
+    if isinstance(value, Mapping):
+        return {key: _rendered_evidence(item, translations) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_rendered_evidence(item, translations) for item in value]
+    return value
 
 
 @dataclass(frozen=True)
@@ -155,8 +170,10 @@ def diagnose(
     placement: Placement | None = None,
     scaling: Sequence[ScalingPoint] = (),
     error_thresholds: Mapping[str, int] | None = None,
+    translations: Translations = ENGLISH,
 ) -> dict[str, Any]:
-    """Run every rule whose inputs are given; JSON-ready ``{"findings": [...], "counts": {layer: n}, "rules_run": [...]}``."""
+    """Run every rule whose inputs are given; JSON-ready ``{"findings": [...], "counts": {layer: n}, "rules_run": [...]}``,
+    its words in the language of ``translations``."""
     thresholds = {normalise_counter(name): limit for name, limit in {**DEFAULT_ERROR_THRESHOLDS, **(error_thresholds or {})}.items()}
     findings: list[Finding] = []
     rules_run = ["link-down", "link-degraded", "error-counters"]
@@ -178,14 +195,15 @@ def diagnose(
         findings += _congested(spec, scaling)
     findings.sort(key=lambda finding: (LAYERS.index(finding.layer), SEVERITIES.index(finding.severity)))
     counts = Counter(finding.layer for finding in findings)
+    name_of = _element_names(spec)
     return {
-        "findings": [finding.to_dict() for finding in findings],
+        "findings": [finding.to_dict(name_of, translations) for finding in findings],
         "counts": {layer: counts[layer] for layer in LAYERS},
         "rules_run": rules_run,
     }
 
 
-def _finding(rule: str, severity: str, title: str, evidence: Mapping[str, Any], elements: Sequence[str] = (), fix: str | None = None) -> Finding:
+def _finding(rule: str, severity: str, title: Phrase, evidence: Mapping[str, Any], elements: Sequence[str] = (), fix: Phrase | None = None) -> Finding:
     return Finding(RULES[rule], rule, severity, title, evidence, fix or _FIXES[rule], tuple(elements))
 
 
@@ -201,6 +219,17 @@ def _link_labels(spec: FabricSpec) -> Callable[[int], str]:
     return label
 
 
+def _element_names(spec: FabricSpec) -> Callable[[str], str]:
+    """``link:<index>`` or a node id -> the link's ends or the node's name."""
+    link_label = _link_labels(spec)
+    names = {node.id: node.name for node in spec.nodes}
+
+    def name_of(element: str) -> str:
+        return link_label(int(element.removeprefix("link:"))) if element.startswith("link:") else names.get(element, element)
+
+    return name_of
+
+
 # -- physical -----------------------------------------------------------------------------------
 
 
@@ -212,7 +241,7 @@ def _links_down(spec: FabricSpec) -> list[Finding]:
     return [
         _finding(
             "link-down", "critical" if len(down) > 1 else "major",
-            f"{counted(len(down), 'link')} down, e.g. {label(down[0])}",
+            LATER.ngettext("%(count)s link down: %(example)s", "%(count)s links down, e.g. %(example)s", len(down)) % {"count": len(down), "example": label(down[0])},
             {"links_down": len(down), "links": [label(position) for position in down[:20]]},
             [f"link:{position}" for position in down],
         )
@@ -229,17 +258,17 @@ def _links_degraded(spec: FabricSpec) -> list[Finding]:
     for position, link in enumerate(spec.links):
         reasons = []
         if link.state == "degraded":
-            reasons.append("state degraded")
+            reasons.append(LATER.gettext("state degraded"))
         width = str(link.attrs.get("width", "")).lower()
         if usual_width and width and width != usual_width and _lanes(width) < _lanes(usual_width):
-            reasons.append(f"width {width} where most links are {usual_width}")
+            reasons.append(LATER.gettext("width %(width)s where most links are %(usual)s") % {"width": width, "usual": usual_width})
         speed = str(link.attrs.get("speed", "")).lower()
         if usual_speed in _IB_SPEEDS and speed in _IB_SPEEDS and _IB_SPEEDS.index(speed) < _IB_SPEEDS.index(usual_speed):
-            reasons.append(f"speed {speed} where most links are {usual_speed}")
+            reasons.append(LATER.gettext("speed %(speed)s where most links are %(usual)s") % {"speed": speed, "usual": usual_speed})
         if reasons:
             findings.append(
                 _finding(
-                    "link-degraded", "major", f"link {label(position)} degraded: {', '.join(reasons)}",
+                    "link-degraded", "major", LATER.gettext("link %(link)s degraded: %(reasons)s") % {"link": label(position), "reasons": reasons},
                     {"bandwidth_gbps": link.bandwidth_gbps, "width": width or None, "speed": speed or None, "state": link.state},
                     [f"link:{position}"],
                 )
@@ -270,7 +299,8 @@ def _link_errors(spec: FabricSpec, thresholds: Mapping[str, int | None]) -> list
         if over:
             findings.append(
                 _finding(
-                    "error-counters", "minor", f"link {label(position)}: {', '.join(sorted(over))} over threshold",
+                    "error-counters", "minor",
+                    LATER.gettext("link %(link)s: %(counters)s over threshold") % {"link": label(position), "counters": sorted(over)},
                     {"counters": over, "thresholds": {name: thresholds[normalise_counter(name)] for name in over}},
                     [f"link:{position}"],
                 )
@@ -298,7 +328,9 @@ def _flapping(spec: FabricSpec, telemetry: Sequence[TelemetrySample]) -> list[Fi
         if changes >= FLAP_CHANGES or downed_increase >= FLAP_CHANGES:
             findings.append(
                 _finding(
-                    "link-flapping", "major", f"link {label(link)} flaps: {max(changes, downed_increase)} state changes",
+                    "link-flapping", "major",
+                    LATER.ngettext("link %(link)s flaps: %(count)s state change", "link %(link)s flaps: %(count)s state changes", max(changes, downed_increase))
+                    % {"link": label(link), "count": max(changes, downed_increase)},
                     {"state_changes": changes, "link_downed_increase": downed_increase,
                      "window_s": samples[-1].t_s - samples[0].t_s},
                     [f"link:{link}"],
@@ -318,7 +350,7 @@ def _telemetry_errors(spec: FabricSpec, telemetry: Sequence[TelemetrySample], th
         if over:
             findings.append(
                 _finding(
-                    "error-counters", "major", f"link {label(link)}: {', '.join(sorted(over))} growing",
+                    "error-counters", "major", LATER.gettext("link %(link)s: %(counters)s growing") % {"link": label(link), "counters": sorted(over)},
                     {"growth": over, "window_s": samples[-1].t_s - samples[0].t_s},
                     [f"link:{link}"],
                 )
@@ -339,10 +371,12 @@ def _plan_mismatch(report: DiffReport) -> list[Finding]:
         severity = min((member.severity for member in members), key=SEVERITIES.index)
         findings.append(
             _finding(
-                "plan-mismatch", severity, f"{counted(len(members), finding_class + ' finding')} against the plan, e.g. {members[0].message}",
+                "plan-mismatch", severity,
+                LATER.ngettext("%(count)s %(class)s finding against the plan: %(example)s", "%(count)s %(class)s findings against the plan, e.g. %(example)s", len(members))
+                % {"count": len(members), "class": finding_class, "example": members[0].message},
                 {"class": finding_class, "count": len(members), "examples": [member.message for member in members[:10]]},
                 sorted({member.end.node for member in members}),
-                fix=f"{_FIXES['plan-mismatch']}; first: {members[0].action}",
+                fix=LATER.gettext("%(fix)s; first: %(action)s") % {"fix": _FIXES["plan-mismatch"], "action": members[0].action},
             )
         )  # fmt: skip
     return findings
@@ -362,11 +396,12 @@ def _chunk_size(spec: FabricSpec, points: Sequence[MeasurementPoint]) -> list[Fi
     return [
         _finding(
             "chunk-size", "major",
-            f"large-message busbw is {sum(halved) / len(halved):.0%} of the prediction: chunk size likely wrong",
+            LATER.gettext("large-message busbw is %(ratio)s of the prediction: chunk size likely wrong") % {"ratio": f"{sum(halved) / len(halved):.0%}"},
             {"sizes_checked": len(large), "sizes_about_half": len(halved),
              "median_ratio": sorted(ratios)[len(ratios) // 2], "link_GBps": bandwidth / 1e9,
              "path_latency_ns": latency * 1e9, "bandwidth_delay_product_bytes": product},
-            fix=f"{_FIXES['chunk-size']}: {bandwidth / 1e9:.0f} GB/s x {latency * 1e9:.0f} ns = {product / 1e3:.1f} KB",
+            fix=LATER.gettext("%(fix)s: %(bandwidth)s GB/s x %(latency)s ns = %(product)s KB")
+            % {"fix": _FIXES["chunk-size"], "bandwidth": f"{bandwidth / 1e9:.0f}", "latency": f"{latency * 1e9:.0f}", "product": f"{product / 1e3:.1f}"},
         )
     ]  # fmt: skip
 
@@ -396,7 +431,7 @@ def _protocol_overhead(points: Sequence[MeasurementPoint]) -> list[Finding]:
     return [
         _finding(
             "protocol-overhead", "major",
-            f"small messages take {worst.measured_time_s / worst.predicted_time_s:.1f}x the predicted time: protocol overhead",
+            LATER.gettext("small messages take %(factor)sx the predicted time: protocol overhead") % {"factor": f"{worst.measured_time_s / worst.predicted_time_s:.1f}"},
             {"sizes_checked": len(small), "sizes_slow": len(slow), "worst_size_bytes": worst.size_bytes,
              "measured_us": worst.measured_time_s * 1e6, "predicted_us": worst.predicted_time_s * 1e6},
         )
@@ -417,7 +452,8 @@ def _placement(spec: FabricSpec, placement: Placement) -> list[Finding]:
     return [
         _finding(
             "placement-ignores-topology", "major",
-            f"the {placement.strategy} placement communicates {slowdown:.1f}x longer than a topology-aware one on the same cards",
+            LATER.gettext("the %(strategy)s placement communicates %(slowdown)sx longer than a topology-aware one on the same cards")
+            % {"strategy": placement.strategy, "slowdown": f"{slowdown:.1f}"},
             {"current_s": current["communication_time_s"], "aware_s": better["communication_time_s"], "slowdown": slowdown,
              "current_by_dimension_s": {name: result["time_s"] for name, result in current["dimensions"].items()},
              "aware_by_dimension_s": {name: result["time_s"] for name, result in better["dimensions"].items()},
@@ -442,7 +478,8 @@ def _congested(spec: FabricSpec, scaling: Sequence[ScalingPoint]) -> list[Findin
     return [
         _finding(
             "congested-ports", "major",
-            f"busbw falls {drop:.0%} from {stages[0].cards} to {stages[-1].cards} cards: switch congestion",
+            LATER.gettext("busbw falls %(drop)s from %(first)s to %(last)s cards: switch congestion")
+            % {"drop": f"{drop:.0%}", "first": stages[0].cards, "last": stages[-1].cards},
             {"scaling": [{"cards": point.cards, "busbw_GBps": point.busbw_GBps} for point in stages], "drop": drop,
              "congested_ports": [{"from": link["from"], "to": link["to"], "class": link["class"],
                                   "utilization": link["utilization"]} for link in hottest]},

@@ -30,6 +30,7 @@ from twin.simcore.errors import TwinCoreError
 from twin.simcore.hops import HopClasses, hop_classes
 from twin.simcore.model import FabricSpec
 from twin.simcore.simulate import Simulator
+from twin.simcore.translation import LATER, Phrase
 from twin.simcore.units import counted
 
 __all__ = [
@@ -334,16 +335,17 @@ def worst_failure(
     workload: Workload,
     *,
     top: int = 10,
-    on_progress: Callable[[float, str], None] | None = None,
+    on_progress: Callable[[float, Phrase], None] | None = None,
 ) -> dict[str, Any]:
     """Evaluate every single failure of ``kind`` in turn (serial form of the fan-out) and rank them."""
     baseline = FailureBaseline.of(spec, workload)
     candidates = failure_candidates(spec, kind)
     results = []
+    evaluated = LATER.ngettext("%(done)s of %(count)s failure evaluated", "%(done)s of %(count)s failures evaluated", len(candidates))
     for done, element in enumerate(candidates, start=1):
         results.append(evaluate_failure(spec, [element], workload, baseline=baseline))
         if on_progress is not None:
-            on_progress(done / len(candidates), f"{done} of {len(candidates)} {kind} failures evaluated")
+            on_progress(done / len(candidates), evaluated % {"done": done, "count": len(candidates)})
     return {"kind": kind, **rank_failures(results, top=top)}
 
 

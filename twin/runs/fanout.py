@@ -12,6 +12,8 @@ queues the assembly, which is itself safe to run twice.
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from twin.simcore.translation import Phrase
+
 from .handlers import RunOutput
 from .models import Run
 
@@ -22,7 +24,7 @@ __all__ = ("CellPlan", "FanOutKind", "FANOUT_KINDS", "register_fanout")
 class CellPlan:
     key: str
     params: dict
-    label: str = ""  # shown in progress messages, e.g. "stage 4x, allreduce"
+    label: Phrase  # shown in progress messages, e.g. "4x one-supernode (4,096 cards): allreduce"
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ from dataclasses import dataclass
 
 from twin.fabrics.selectors import snapshot_spec_get
 from twin.simcore.hops import hop_statistics
+from twin.simcore.translation import LATER, Phrase
 from twin.simulations.replays import replay_check, replay_compute
 from twin.simulations.services import collective_simulate, job_from_params, placement_check, placement_compare
 
@@ -11,7 +12,7 @@ from .models import Run, RunKind
 
 __all__ = ("RunOutput", "RUN_HANDLERS", "SUBMIT_CHECKS")
 
-ProgressCallback = Callable[[float, str], None]
+ProgressCallback = Callable[[float, Phrase], None]
 
 # Per-link arrays are kept out of the state pushed to every viewer; the map fetches them.
 PER_LINK_KEYS = ("link_bytes", "link_utilization")
@@ -26,20 +27,20 @@ class RunOutput:
 
 
 def hop_stats(run: Run, on_progress: ProgressCallback) -> RunOutput:
-    on_progress(0.0, "Loading snapshot")
+    on_progress(0.0, LATER.gettext("Loading snapshot"))
     spec = snapshot_spec_get(snapshot_id=run.snapshot_id)
     return RunOutput(hop_statistics(spec, on_progress=on_progress))
 
 
 def collective(run: Run, on_progress: ProgressCallback) -> RunOutput:
-    on_progress(0.0, "Compiling the fabric and simulating")
+    on_progress(0.0, LATER.gettext("Compiling the fabric and simulating"))
     result = collective_simulate(snapshot=run.snapshot, **run.params)
     detail = {key: result.pop(key) for key in PER_LINK_KEYS if key in result}
     return RunOutput(result, detail)
 
 
 def placement(run: Run, on_progress: ProgressCallback) -> RunOutput:
-    on_progress(0.0, "Placing and simulating each strategy")
+    on_progress(0.0, LATER.gettext("Placing and simulating each strategy"))
     params = run.params
     mapping = {int(rank): card for rank, card in params.get("mapping", {}).items()} or None
     compared = placement_compare(
@@ -51,7 +52,7 @@ def placement(run: Run, on_progress: ProgressCallback) -> RunOutput:
 
 
 def replay(run: Run, on_progress: ProgressCallback) -> RunOutput:
-    on_progress(0.0, "Binding the trace to the fabric and replaying it")
+    on_progress(0.0, LATER.gettext("Binding the trace to the fabric and replaying it"))
     summary, stored = replay_compute(run)
     return RunOutput(summary, stored)
 

@@ -1,7 +1,10 @@
 """Background runs: one row per piece of work a Celery worker does for a user."""
 from django.conf import settings
 from django.db import models
+from django.utils import translation
 from django.utils.translation import gettext_lazy as _
+
+from twin.simcore.translation import Phrase
 
 __all__ = ("RunKind", "RunStatus", "Run", "CellStatus", "RunCell")
 
@@ -38,7 +41,10 @@ class Run(models.Model):
     params = models.JSONField(default=dict, blank=True)
     status = models.CharField(max_length=16, choices=RunStatus.choices, default=RunStatus.PENDING)
     progress = models.FloatField(default=0.0)
+    # The progress message in English (logs, the admin, API clients asking in English) and as a
+    # Phrase (twin.simcore.translation), rendered in each reader's language: see `message_text`.
     message = models.CharField(max_length=255, blank=True)
+    message_phrase = models.JSONField(null=True, blank=True)
     result = models.JSONField(null=True, blank=True)
     detail = models.JSONField(null=True, blank=True, help_text="Bulky per-link data, served apart from the pushed state")
     error = models.TextField(blank=True)
@@ -64,6 +70,13 @@ class Run(models.Model):
     def is_terminal(self) -> bool:
         return self.status in RunStatus.terminal()
 
+    def message_text(self) -> str:
+        """The progress message in the active language (rows from before phrases were stored
+        hold an English msgid, or text that stays English)."""
+        if self.message_phrase:
+            return Phrase.from_plain(self.message_phrase).render(translation)
+        return translation.gettext(self.message) if self.message else ""
+
     def may_be_cancelled_by(self, user) -> bool:
         """Operators cancel the runs they started; admins any run."""
         return user.is_admin or (user.is_operator and self.created_by_id == user.pk)
@@ -84,6 +97,7 @@ class RunCell(models.Model):
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="cells")
     key = models.CharField(max_length=200, help_text="Stable name of the cell within its run")
     label = models.CharField(max_length=200, blank=True, help_text="The cell for people, in progress messages")
+    label_phrase = models.JSONField(null=True, blank=True, help_text="The label as a Phrase, rendered in the reader's language")
     position = models.PositiveIntegerField()
     params = models.JSONField(default=dict)
     status = models.CharField(max_length=16, choices=CellStatus.choices, default=CellStatus.PENDING)
@@ -101,3 +115,8 @@ class RunCell(models.Model):
 
     def __str__(self) -> str:
         return f"{self.run} / {self.key}"
+
+    @property
+    def label_words(self) -> Phrase | str:
+        """The label to put in a message: its Phrase, else the English text, else the key."""
+        return Phrase.from_plain(self.label_phrase) if self.label_phrase else self.label or self.key

@@ -5,6 +5,9 @@ Each frame is the complete state of the run with its `seq`, so a viewer that mis
 """
 import logging
 
+from django.conf import settings
+from django.utils import translation
+
 from twin.common.websocket import group_publish
 
 from .models import Run
@@ -23,14 +26,23 @@ def iso(value) -> str | None:
 
 
 def run_state_payload(run: Run) -> dict:
-    """The run as the frontend's RUN object."""
+    """The run as the frontend's RUN object.
+
+    `message` is in the active language (an API request's); `messages` has it in every language
+    of the site, since one encoded frame goes to every viewer and each page shows its own.
+    """
+    messages = {}
+    for language, _ in settings.LANGUAGES:
+        with translation.override(language):
+            messages[language] = run.message_text()
     return {
         "id": run.pk,
         "kind": run.kind,
         "snapshot": run.snapshot_id,
         "status": run.status,
         "progress": round(run.progress, 4),
-        "message": run.message,
+        "message": run.message_text(),
+        "messages": messages,
         "result": run.result,
         "error": run.error or None,
         "created_at": iso(run.created_at),

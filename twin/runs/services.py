@@ -7,20 +7,20 @@ from django.core.exceptions import PermissionDenied
 from django.db import DatabaseError, transaction
 from django.db.models import Count, F, Q
 from django.utils import timezone
-from django.utils.translation import gettext_noop
 
 from twin.common.errors import ApplicationError, ServiceUnavailable
 from twin.fabrics.models import Snapshot
 from twin.simcore.errors import TwinCoreError
+from twin.simcore.translation import LATER
 
 from .fanout import FANOUT_KINDS
 from .handlers import RUN_HANDLERS, SUBMIT_CHECKS
 from .leases import Heartbeat, stale_before
 from .models import CellStatus, Run, RunCell, RunKind, RunStatus
-from .progress import ProgressReporter, progress_update
+from .progress import ProgressReporter, message_fields, progress_update
 from .realtime import run_broadcast
 
-__all__ = ("run_create", "run_execute", "run_finish", "run_cancel", "cell_execute", "run_assemble")
+__all__ = ("run_create", "cells_create", "run_execute", "run_finish", "run_cancel", "cell_execute", "run_assemble")
 
 log = logging.getLogger(__name__)
 
@@ -68,9 +68,7 @@ def run_create(*, kind: RunKind, snapshot: Snapshot, user=None, params: dict | N
             except TwinCoreError as error:
                 transaction.set_rollback(True)
                 raise ApplicationError(str(error)) from error
-            RunCell.objects.bulk_create(
-                RunCell(run=run, key=plan.key, label=plan.label[:200], position=index, params=plan.params) for index, plan in enumerate(plans)
-            )
+            cells_create(run, plans)
 
     def queue() -> None:
         try:
@@ -84,6 +82,14 @@ def run_create(*, kind: RunKind, snapshot: Snapshot, user=None, params: dict | N
     return run
 
 
+def cells_create(run: Run, plans) -> None:
+    """The run's cells, in plan order; each label kept in English and as its Phrase."""
+    RunCell.objects.bulk_create(
+        RunCell(run=run, key=plan.key, label=str(plan.label)[:200], label_phrase=plan.label.to_plain(), position=index, params=plan.params)
+        for index, plan in enumerate(plans)
+    )
+
+
 def run_claim(run_id: int) -> Run | None:
     """Take a run that is waiting, or running with an expired lease (its worker died and the
     broker handed the task on); None when it is finished, gone or held by a live worker."""
@@ -93,10 +99,13 @@ def run_claim(run_id: int) -> Run | None:
         log.info("run %s is finished, gone or held by a live worker; nothing to do", run_id)
         return None
     now = timezone.now()
-    message = "Started" if run.attempts == 0 else f"Started again (attempt {run.attempts + 1})"
+    if run.attempts == 0:
+        message = LATER.gettext("Started")
+    else:
+        message = LATER.gettext("Started again (attempt %(attempt)s)") % {"attempt": run.attempts + 1}
     # `attempts` unchanged: no other worker took it meanwhile.
     if not Run.objects.filter(takeable, pk=run_id, attempts=run.attempts).update(
-        status=RunStatus.RUNNING, started_at=run.started_at or now, heartbeat_at=now, attempts=F("attempts") + 1, message=message, seq=F("seq") + 1
+        status=RunStatus.RUNNING, started_at=run.started_at or now, heartbeat_at=now, attempts=F("attempts") + 1, seq=F("seq") + 1, **message_fields(message)
     ):
         return None
     return Run.objects.select_related("snapshot").get(pk=run_id)
@@ -149,7 +158,8 @@ def run_fan_out(run: Run) -> None:
     from .tasks import cell_execute_task
 
     pending = list(run.cells.filter(status=CellStatus.PENDING).values_list("pk", flat=True))
-    progress_update(run.pk, f"{run.cells.count() - len(pending)} of {run.cells.count()} cells done")
+    total = run.cells.count()
+    progress_update(run.pk, LATER.ngettext("%(done)s of %(count)s cell done", "%(done)s of %(count)s cells done", total) % {"done": total - len(pending), "count": total})
     RunCell.objects.filter(pk__in=pending).update(queued_at=timezone.now())
     for cell_id in pending:
         queue_task(cell_execute_task, cell_id)
@@ -198,7 +208,8 @@ def cell_counted(run: Run, cell: RunCell) -> None:
     total = sum(counts.values())
     done = counts.get(CellStatus.DONE, 0)
     # 1.0 only once the run has its result.
-    progress_update(run.pk, f"{done} of {total} cells done (last: {cell.label or cell.key})", fraction=min(done / total, 0.99))
+    message = LATER.ngettext("%(done)s of %(count)s cell done (last: %(cell)s)", "%(done)s of %(count)s cells done (last: %(cell)s)", total)
+    progress_update(run.pk, message % {"done": done, "count": total, "cell": cell.label_words}, fraction=min(done / total, 0.99))
     if done == total:
         Run.objects.filter(pk=run.pk).update(queued_at=timezone.now())  # for the sweeper, should the message be lost
         queue_task(run_assemble_task, run.pk)
@@ -228,8 +239,7 @@ def run_finish(*, run_id: int, status: RunStatus, result: dict | None = None, de
     Run.objects.filter(pk=run_id).exclude(status__in=RunStatus.terminal()).update(
         status=status,
         progress=1.0 if status == RunStatus.SUCCEEDED else F("progress"),
-        # Stored in English, translated where it is shown (run.message goes through {% translate %}).
-        message={RunStatus.SUCCEEDED: gettext_noop("Finished"), RunStatus.CANCELLED: gettext_noop("Cancelled")}.get(status, gettext_noop("Failed")),
+        **message_fields({RunStatus.SUCCEEDED: LATER.gettext("Finished"), RunStatus.CANCELLED: LATER.gettext("Cancelled")}.get(status, LATER.gettext("Failed"))),
         result=result,
         detail=detail,
         error=error,

@@ -21,10 +21,12 @@ from django.conf import settings
 from django.db.models import Count, F, Max, Q
 from django.utils import timezone
 
+from twin.simcore.translation import LATER
+
 from .fanout import FANOUT_KINDS
 from .leases import stale_before
 from .models import CellStatus, Run, RunCell, RunStatus
-from .progress import progress_update
+from .progress import message_fields, progress_update
 from .realtime import run_broadcast
 from .services import queue_task, run_finish, run_queue, run_send
 
@@ -80,10 +82,12 @@ def whole_run_abandoned(run: Run) -> str:
     if run.attempts >= settings.TWIN_RUN_MAX_ATTEMPTS:
         run_finish(run_id=run.pk, status=RunStatus.FAILED, error=gave_up(run.attempts))
         return "runs failed"
-    message = f"Its worker went silent; queued again (attempt {run.attempts + 1} of {settings.TWIN_RUN_MAX_ATTEMPTS})"
+    message = LATER.gettext("Its worker went silent; queued again (attempt %(attempt)s of %(attempts)s)") % {
+        "attempt": run.attempts + 1, "attempts": settings.TWIN_RUN_MAX_ATTEMPTS,
+    }  # fmt: skip
     # Only if nobody renewed the lease or took it meanwhile.
     if not Run.objects.filter(pk=run.pk, status=RunStatus.RUNNING, heartbeat_at=run.heartbeat_at, attempts=run.attempts).update(
-        status=RunStatus.PENDING, heartbeat_at=None, queued_at=timezone.now(), message=message, seq=F("seq") + 1
+        status=RunStatus.PENDING, heartbeat_at=None, queued_at=timezone.now(), seq=F("seq") + 1, **message_fields(message)
     ):
         return "runs taken meanwhile"
     run_broadcast(Run.objects.get(pk=run.pk))
@@ -104,7 +108,8 @@ def cell_abandoned(cell: RunCell) -> str:
         return "cells failed"
     if not RunCell.objects.filter(pk=cell.pk, status=CellStatus.PENDING, heartbeat_at=cell.heartbeat_at).update(heartbeat_at=None, queued_at=timezone.now()):
         return "cells taken meanwhile"
-    progress_update(cell.run_id, f"{name}: its worker went silent; queued again (attempt {cell.attempts + 1} of {settings.TWIN_RUN_MAX_ATTEMPTS})")
+    message = LATER.gettext("%(cell)s: its worker went silent; queued again (attempt %(attempt)s of %(attempts)s)")
+    progress_update(cell.run_id, message % {"cell": cell.label_words, "attempt": cell.attempts + 1, "attempts": settings.TWIN_RUN_MAX_ATTEMPTS})
     queue_task(cell_execute_task, cell.pk)
     return "cells queued again (worker silent)"
 

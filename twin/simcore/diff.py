@@ -41,7 +41,7 @@ import numpy as np
 
 from twin.simcore.errors import FabricError
 from twin.simcore.model import FabricSpec, LinkSpec, NodeSpec
-from twin.simcore.units import counted
+from twin.simcore.translation import ENGLISH, LATER, Joined, Phrase, Translations, gettext_noop, rendered
 
 __all__ = [
     "DEFAULT_ERROR_THRESHOLDS",
@@ -69,7 +69,7 @@ FINDING_CLASSES = (
     "AMBIGUOUS",
     "CHANGED",
 )
-SEVERITIES = ("critical", "major", "minor")
+SEVERITIES = (gettext_noop("critical"), gettext_noop("major"), gettext_noop("minor"))
 PUNCH_LIST_COLUMNS = ("switch", "port", "class", "severity", "peer", "expected", "found", "action")
 
 # Error counters (attrs["errors"] of a found link) and the highest value still healthy.
@@ -92,6 +92,27 @@ _SPEED_RANK = {
     for rank, speed in enumerate(("sdr", "ddr", "qdr", "fdr10", "fdr", "edr", "hdr", "ndr", "xdr"))
 }
 _TIER_RANK = {"leaf": 0, "spine": 1, "core": 2}
+# Words of the findings, rendered in the reader's language where they are shown.
+_STATE_WORDS = {
+    "up": LATER.pgettext("link state", "up"),
+    "degraded": LATER.pgettext("link state", "degraded"),
+    "down": LATER.pgettext("link state", "down"),
+}
+_KIND_WORDS = {
+    "card": LATER.pgettext("node kind", "card"),
+    "nic": LATER.pgettext("node kind", "NIC"),
+    "switch": LATER.pgettext("node kind", "switch"),
+    "host": LATER.pgettext("node kind", "host"),
+    "aggregation": LATER.pgettext("node kind", "aggregation node"),
+}
+_FIELD_WORDS = {
+    "kind": LATER.pgettext("node field", "kind"),
+    "tier": LATER.pgettext("node field", "tier"),
+    "radix": LATER.pgettext("node field", "radix"),
+    "host": LATER.pgettext("node field", "host"),
+}
+_NO_LINK = LATER.gettext("no link")
+_NOT_IN_PLAN = LATER.gettext("not in the plan")
 _BANDWIDTH_TOLERANCE = 1e-6  # relative: 399.9999996 Gb/s is still 400
 
 _DIGITS = re.compile(r"(\d+)")
@@ -190,18 +211,23 @@ class Finding:
     ``end`` is where to look (a port, or a node for node findings), ``peer``
     what it is or should be cabled to; ``other_end`` is the second port of a
     ``SWAPPED`` pair. ``expected`` and ``found`` state the facts in words,
-    ``message`` is a sentence for people and ``action`` a short fix.
+    ``message`` is a sentence for people and ``action`` a short fix: Phrases (or
+    names), rendered in the reader's language where they are shown (``text``).
     """
 
     finding_class: str
     severity: str
     end: EndRef
     peer: EndRef | None
-    expected: str
-    found: str
-    message: str
-    action: str
+    expected: Phrase | Joined | str
+    found: Phrase | Joined | str
+    message: Phrase | str
+    action: Phrase | str
     other_end: EndRef | None = None
+
+    def text(self, field_name: str, translations: Translations = ENGLISH) -> str:
+        """``expected``, ``found``, ``message`` or ``action`` in the language of ``translations``."""
+        return str(rendered(getattr(self, field_name), translations))
 
     def location(self) -> tuple[EndRef, EndRef | None]:
         """The end to list the finding under (a switch if either end is one) and the other."""
@@ -209,16 +235,13 @@ class Finding:
             return self.peer, self.end
         return self.end, self.peer
 
-    def as_plain(self) -> dict[str, Any]:
+    def as_plain(self, translations: Translations = ENGLISH) -> dict[str, Any]:
         plain: dict[str, Any] = {
             "class": self.finding_class,
             "severity": self.severity,
             "end": self.end.as_plain(),
             "peer": None if self.peer is None else self.peer.as_plain(),
-            "expected": self.expected,
-            "found": self.found,
-            "message": self.message,
-            "action": self.action,
+            **{name: self.text(name, translations) for name in ("expected", "found", "message", "action")},
         }
         if self.other_end is not None:
             plain["other_end"] = self.other_end.as_plain()
@@ -249,14 +272,15 @@ class DiffReport:
         """Whether the fabrics agree (no finding at all)."""
         return not self.findings
 
-    def as_plain(self) -> dict[str, Any]:
-        """JSON-ready dict: names, counts, summary and every finding."""
+    def as_plain(self, translations: Translations = ENGLISH) -> dict[str, Any]:
+        """JSON-ready dict: names, counts, summary and every finding (its words in the language
+        of ``translations``)."""
         return {
             "expected": self.expected_name,
             "found": self.found_name,
             "counts": self.counts,
             "summary": dict(self.summary),
-            "findings": [finding.as_plain() for finding in self.findings],
+            "findings": [finding.as_plain(translations) for finding in self.findings],
         }
 
 
@@ -298,12 +322,13 @@ def _cabled_only(spec: FabricSpec) -> FabricSpec:
     )
 
 
-def punch_list_csv(report: DiffReport) -> str:
+def punch_list_csv(report: DiffReport, translations: Translations = ENGLISH) -> str:
     """The findings as a CSV work list, one row each, grouped by switch.
 
     Rows are sorted by switch name, then port (numbers in numeric order);
     findings that touch no switch are listed under their node after the
-    switches. Columns: ``PUNCH_LIST_COLUMNS``.
+    switches. Columns: ``PUNCH_LIST_COLUMNS``; the words (severity, expected,
+    found, action) in the language of ``translations``, the class as an identifier.
     """
     rows = []
     for finding in report.findings:
@@ -318,11 +343,11 @@ def punch_list_csv(report: DiffReport) -> str:
                     where.name,
                     port,
                     finding.finding_class,
-                    finding.severity,
+                    translations.gettext(finding.severity),
                     "" if peer is None else peer.label(),
-                    finding.expected,
-                    finding.found,
-                    finding.action,
+                    finding.text("expected", translations),
+                    finding.text("found", translations),
+                    finding.text("action", translations),
                 ),
             )
         )
@@ -369,9 +394,9 @@ class _Shortfall:
 
     check: str  # state, bandwidth, width, speed or counter
     severity: str
-    expected: str
-    found: str
-    reason: str
+    expected: Phrase | str
+    found: Phrase | str
+    reason: Phrase
 
 
 _End = tuple[str, str]  # (canonical node id, normalised port)
@@ -495,11 +520,13 @@ class _Diff:
                 "major",
                 EndRef(node.id, node.name, None, node.kind == "switch"),
                 None,
-                f"name {key!r} for {len(planned)} node(s): {listing(planned)}",
-                f"name {key!r} for {len(discovered)} node(s): {listing(discovered)}",
-                f"name {key!r} is shared by several nodes, so they were not matched by name; "
-                "their links are reported as missing and unknown",
-                "give the devices unique names (or the plan their GUIDs) and compare again",
+                _shared_name(key, planned, listing(planned)),
+                _shared_name(key, discovered, listing(discovered)),
+                LATER.gettext(
+                    "name %(name)s is shared by several nodes, so they were not matched by name; "
+                    "their links are reported as missing and unknown"
+                ) % {"name": repr(key)},
+                LATER.gettext("give the devices unique names (or the plan their GUIDs) and compare again"),
             )
         )
 
@@ -535,11 +562,16 @@ class _Diff:
                     "minor",
                     self._ref(expected_id),
                     None,
-                    ", ".join(f"{name} {before}" for name, before, _ in differences),
-                    ", ".join(f"{name} {after}" for name, _, after in differences),
-                    f"{planned.name or expected_id} changed: "
-                    + ", ".join(f"{name} {before!r} -> {after!r}" for name, before, after in differences),
-                    "check the device model or update the plan",
+                    Joined([_FIELD_VALUE % {"field": _FIELD_WORDS[name], "value": before} for name, before, _ in differences]),
+                    Joined([_FIELD_VALUE % {"field": _FIELD_WORDS[name], "value": after} for name, _, after in differences]),
+                    LATER.gettext("%(node)s changed: %(changes)s") % {
+                        "node": planned.name or expected_id,
+                        "changes": [
+                            LATER.gettext("%(field)s %(before)s -> %(after)s") % {"field": _FIELD_WORDS[name], "before": repr(before), "after": repr(after)}
+                            for name, before, after in differences
+                        ],
+                    },
+                    LATER.gettext("check the device model or update the plan"),
                 )
             )
 
@@ -554,13 +586,10 @@ class _Diff:
                         "major",
                         self._ref(node_id, side.port_text(other, end)),
                         None,
-                        "one link per port",
-                        f"links[{other}] and links[{position}] ({link.a}:{link.a_port} - "
-                        f"{link.b}:{link.b_port}) of the {side.role} fabric use the same port",
-                        f"two links of the {side.role} fabric use port {end[1]!r} of "
-                        f"{self._ref(node_id).name} once port names are normalised; "
-                        f"links[{position}] was left out of the comparison",
-                        "correct the port names in the source file",
+                        LATER.gettext("one link per port"),
+                        _SAME_PORT[side.role] % {"other": str(other), "position": str(position), "link": f"{link.a}:{link.a_port} - {link.b}:{link.b_port}"},
+                        _PORT_LEFT_OUT[side.role] % {"port": repr(end[1]), "node": self._ref(node_id).name, "position": str(position)},
+                        LATER.gettext("correct the port names in the source file"),
                     )
                 )
 
@@ -652,8 +681,8 @@ class _Diff:
                 peer_there,
                 f"{here.label()} - {peer_here.label()}, {there.label()} - {peer_there.label()}",
                 f"{here.label()} - {peer_there.label()}, {there.label()} - {peer_here.label()}",
-                f"the cables at {here.label()} and {there.label()} are swapped",
-                f"swap the cables at {here.label()} and {there.label()}",
+                LATER.gettext("the cables at %(here)s and %(there)s are swapped") % {"here": here.label(), "there": there.label()},
+                LATER.gettext("swap the cables at %(here)s and %(there)s") % {"here": here.label(), "there": there.label()},
                 other_end=there,
             )
         )
@@ -688,9 +717,9 @@ class _Diff:
         should = self._ref(far[0], self.plan.port_text(planned, far))
         actual = self._ref(found_far[0], self.seen.port_text(found_here, found_far))
         if far in self.seen.link_at:
-            taken = f" ({should.label()} is in use: see its row)"
+            action = LATER.gettext("move cable from %(actual)s to %(planned)s (%(planned)s is in use: see its row)")
         else:
-            taken = ""
+            action = LATER.gettext("move cable from %(actual)s to %(planned)s")
         self.findings.append(
             Finding(
                 "MISWIRED",
@@ -699,22 +728,23 @@ class _Diff:
                 actual,
                 should.label(),
                 actual.label(),
-                f"{anchor.label()} reaches {actual.label()} instead of {should.label()}",
-                f"move cable from {actual.label()} to {should.label()}{taken}",
+                LATER.gettext("%(end)s reaches %(actual)s instead of %(planned)s") % {"end": anchor.label(), "actual": actual.label(), "planned": should.label()},
+                action % {"actual": actual.label(), "planned": should.label()},
             )
         )
 
     def _link_finding(self, finding_class: str, side: _Side, position: int) -> None:
         link = side.spec.links[position]
         first, second = self._oriented(side, position)
+        ends = {"a": first.label(), "b": second.label()}
         if finding_class == "MISSING":
-            severity, expected, found = "major", _describe_link(link), "no link"
-            message = f"planned link {first.label()} - {second.label()} is missing"
-            action = f"connect {first.label()} to {second.label()}"
+            severity, expected, found = "major", _describe_link(link), _NO_LINK
+            message = LATER.gettext("planned link %(a)s - %(b)s is missing") % ends
+            action = LATER.gettext("connect %(a)s to %(b)s") % ends
         else:
-            severity, expected, found = "minor", "no link", _describe_link(link)
-            message = f"link {first.label()} - {second.label()} is not in the plan"
-            action = f"remove the cable {first.label()} - {second.label()} or add it to the plan"
+            severity, expected, found = "minor", _NO_LINK, _describe_link(link)
+            message = LATER.gettext("link %(a)s - %(b)s is not in the plan") % ends
+            action = LATER.gettext("remove the cable %(a)s - %(b)s or add it to the plan") % ends
         self.findings.append(Finding(finding_class, severity, first, second, expected, found, message, action))
 
     def _oriented(self, side: _Side, position: int) -> tuple[EndRef, EndRef]:
@@ -754,9 +784,9 @@ class _Diff:
             yield _Shortfall(
                 "state",
                 "critical" if discovered.state == "down" else "major",
-                f"state {planned.state}",
-                f"state {discovered.state}",
-                f"link is {discovered.state}",
+                LATER.gettext("state %(state)s") % {"state": _STATE_WORDS[planned.state]},
+                LATER.gettext("state %(state)s") % {"state": _STATE_WORDS[discovered.state]},
+                LATER.gettext("link is %(state)s") % {"state": _STATE_WORDS[discovered.state]},
             )
         if discovered.bandwidth_gbps < planned.bandwidth_gbps * (1 - _BANDWIDTH_TOLERANCE):
             yield _Shortfall(
@@ -764,25 +794,25 @@ class _Diff:
                 "major",
                 f"{planned.bandwidth_gbps:g} Gb/s",
                 f"{discovered.bandwidth_gbps:g} Gb/s",
-                "bandwidth below plan",
+                LATER.gettext("bandwidth below plan"),
             )
         planned_width, found_width = _width(planned), _width(discovered)
         if planned_width and found_width and found_width < planned_width:
             yield _Shortfall(
                 "width",
                 "major",
-                f"width {planned.attrs['width']}",
-                f"width {discovered.attrs['width']}",
-                "narrower link",
+                LATER.gettext("width %(width)s") % {"width": planned.attrs["width"]},
+                LATER.gettext("width %(width)s") % {"width": discovered.attrs["width"]},
+                LATER.gettext("narrower link"),
             )
         planned_speed, found_speed = _speed(planned), _speed(discovered)
         if planned_speed is not None and found_speed is not None and found_speed < planned_speed:
             yield _Shortfall(
                 "speed",
                 "major",
-                f"speed {planned.attrs['speed']}",
-                f"speed {discovered.attrs['speed']}",
-                "slower link",
+                LATER.gettext("speed %(speed)s") % {"speed": planned.attrs["speed"]},
+                LATER.gettext("speed %(speed)s") % {"speed": discovered.attrs["speed"]},
+                LATER.gettext("slower link"),
             )
         errors = discovered.attrs.get("errors")
         if isinstance(errors, Mapping):
@@ -796,28 +826,28 @@ class _Diff:
                         "minor",
                         f"{counter} <= {limit:g}",
                         f"{counter} {value:g}",
-                        f"{counter} over threshold",
+                        LATER.gettext("%(counter)s over threshold") % {"counter": counter},
                     )
 
     def _degraded_finding(self, position: int, shortfalls: list[_Shortfall]) -> None:
         first, second = self._oriented(self.seen, position)
-        cable = f"{first.label()} - {second.label()}"
+        cable = {"cable": f"{first.label()} - {second.label()}"}
         checks = {shortfall.check for shortfall in shortfalls}
         if "state" in checks:
-            action = f"check both ends of {cable}: reseat or replace the cable"
+            action = LATER.gettext("check both ends of %(cable)s: reseat or replace the cable") % cable
         elif checks == {"counter"}:
-            action = f"clear counters and watch {cable}; reseat or replace the cable if they grow"
+            action = LATER.gettext("clear counters and watch %(cable)s; reseat or replace the cable if they grow") % cable
         else:
-            action = f"reseat or replace the cable {cable}, check both transceivers"
+            action = LATER.gettext("reseat or replace the cable %(cable)s, check both transceivers") % cable
         self.findings.append(
             Finding(
                 "DEGRADED",
                 min((shortfall.severity for shortfall in shortfalls), key=SEVERITIES.index),
                 first,
                 second,
-                "; ".join(shortfall.expected for shortfall in shortfalls),
-                "; ".join(shortfall.found for shortfall in shortfalls),
-                f"link {cable}: " + ", ".join(shortfall.reason for shortfall in shortfalls),
+                Joined([shortfall.expected for shortfall in shortfalls], "; "),
+                Joined([shortfall.found for shortfall in shortfalls], "; "),
+                LATER.gettext("link %(cable)s: %(reasons)s") % {**cable, "reasons": [shortfall.reason for shortfall in shortfalls]},
                 action,
             )
         )
@@ -844,10 +874,17 @@ class _Diff:
         ref = self._ref(node_id)
         # A card or NIC is listed under the first switch port it is (to be) cabled to.
         peer = None if ref.is_switch else next((far for _, far in links if far.is_switch), None)
-        described = f"{node.kind} {ref.name}" + (f" ({node_id})" if node_id != ref.name else "")
-        cabling = counted(len(links), "link")
+        kind = _KIND_WORDS.get(node.kind, node.kind)
+        if node_id != ref.name:
+            described = LATER.gettext("%(kind)s %(name)s (%(id)s)") % {"kind": kind, "name": ref.name, "id": node_id}
+        else:
+            described = LATER.gettext("%(kind)s %(name)s") % {"kind": kind, "name": ref.name}
+        cabling = LATER.ngettext("%(count)s link", "%(count)s links", len(links)) % {"count": len(links)}
         if links:
-            cabling += ": " + ", ".join(f"{port} to {far.label()}" for port, far in links)
+            cabling = LATER.ngettext("%(count)s link: %(ports)s", "%(count)s links: %(ports)s", len(links)) % {
+                "count": len(links), "ports": [LATER.gettext("%(port)s to %(peer)s") % {"port": port, "peer": far.label()} for port, far in links],
+            }  # fmt: skip
+        words = {"node": described, "cabling": cabling, "name": ref.name}
         if finding_class == "MISSING":
             severity = "critical" if node.kind == "switch" else "major"
             self.findings.append(
@@ -856,10 +893,10 @@ class _Diff:
                     severity,
                     ref,
                     peer,
-                    f"{described}, {cabling}",
-                    "not discovered",
-                    f"{described} was not discovered; its {cabling} are missing",
-                    f"check power and cabling of {ref.name}",
+                    LATER.gettext("%(node)s, %(cabling)s") % words,
+                    LATER.gettext("not discovered"),
+                    LATER.gettext("%(node)s was not discovered; missing with it: %(cabling)s") % words,
+                    LATER.gettext("check power and cabling of %(name)s") % words,
                 )
             )
         else:
@@ -869,20 +906,43 @@ class _Diff:
                     "minor",
                     ref,
                     peer,
-                    "not in the plan",
-                    f"{described}, {cabling}",
-                    f"{described} is not in the plan; it has {cabling}",
-                    f"identify {ref.name}: add it to the plan or remove it",
+                    _NOT_IN_PLAN,
+                    LATER.gettext("%(node)s, %(cabling)s") % words,
+                    LATER.gettext("%(node)s is not in the plan; it has %(cabling)s") % words,
+                    LATER.gettext("identify %(name)s: add it to the plan or remove it") % words,
                 )
             )
 
 
-def _describe_link(link: LinkSpec) -> str:
-    parts = [f"{link.bandwidth_gbps:g} Gb/s"]
-    parts += [str(link.attrs[key]) for key in ("width", "speed") if key in link.attrs]
-    if link.state != "up":
-        parts.append(link.state)
-    return " ".join(parts)
+def _describe_link(link: LinkSpec) -> Phrase | str:
+    """``400 Gb/s 4x NDR``, and its state unless up."""
+    described = " ".join([f"{link.bandwidth_gbps:g} Gb/s", *(str(link.attrs[key]) for key in ("width", "speed") if key in link.attrs)])
+    if link.state == "up":
+        return described
+    return LATER.gettext("%(link)s, %(state)s") % {"link": described, "state": _STATE_WORDS[link.state]}
+
+
+def _shared_name(key: str, nodes: list[NodeSpec], listing: str) -> Phrase:
+    return LATER.ngettext("name %(name)s for %(count)s node: %(nodes)s", "name %(name)s for %(count)s nodes: %(nodes)s", len(nodes)) % {
+        "name": repr(key), "count": len(nodes), "nodes": listing,
+    }  # fmt: skip
+
+
+_FIELD_VALUE = LATER.gettext("%(field)s %(value)s")
+_SAME_PORT = {
+    "expected": LATER.gettext("links[%(other)s] and links[%(position)s] (%(link)s) of the expected fabric use the same port"),
+    "found": LATER.gettext("links[%(other)s] and links[%(position)s] (%(link)s) of the found fabric use the same port"),
+}
+_PORT_LEFT_OUT = {
+    "expected": LATER.gettext(
+        "two links of the expected fabric use port %(port)s of %(node)s once port names are normalised; "
+        "links[%(position)s] was left out of the comparison"
+    ),
+    "found": LATER.gettext(
+        "two links of the found fabric use port %(port)s of %(node)s once port names are normalised; "
+        "links[%(position)s] was left out of the comparison"
+    ),
+}
 
 
 def _width(link: LinkSpec) -> int | None:

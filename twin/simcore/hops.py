@@ -42,11 +42,13 @@ from scipy.sparse import csgraph
 
 from twin.simcore.errors import FabricError
 from twin.simcore.model import FabricSpec
+from twin.simcore.translation import LATER, Phrase
 
 __all__ = ["HopClasses", "ProgressCallback", "hop_classes", "hop_matrix", "hop_statistics"]
 
-ProgressCallback = Callable[[float, str], None]
-"""Called as ``on_progress(fraction_done, message)``; the fraction ends at 1.0."""
+ProgressCallback = Callable[[float, Phrase], None]
+"""Called as ``on_progress(fraction_done, message)``; the fraction ends at 1.0; the message is
+rendered in its reader's language (``Phrase.render``)."""
 
 _CARD, _SWITCH, _PASSIVE = 0, 1, 2
 _UNREACHABLE = -1
@@ -213,9 +215,10 @@ def _class_rows(
         yield start, rows
         if on_progress is not None:
             done = int(sizes[:stop].sum())
-            on_progress(done / count, f"hop distances from {done} of {count} cards")
+            message = LATER.ngettext("hop distances from %(done)s of %(count)s card", "hop distances from %(done)s of %(count)s cards", count)
+            on_progress(done / count, message % {"done": done, "count": count})
     if classes == 0 and on_progress is not None:
-        on_progress(1.0, "no cards: nothing to measure")
+        on_progress(1.0, LATER.gettext("no cards: nothing to measure"))
 
 
 def _compile(spec: FabricSpec) -> _HopGraph:

@@ -6,8 +6,9 @@ from __future__ import annotations
 import re
 
 from twin.simcore.errors import TwinCoreError
+from twin.simcore.translation import LATER, Joined, Phrase
 
-__all__ = ["parse_size", "parse_count", "format_count", "counted", "counted_list"]
+__all__ = ["parse_size", "parse_count", "format_count", "counted", "counted_list", "counted_phrase", "counted_list_phrase"]
 
 _UNITS = {
     "": 1, "b": 1,
@@ -80,3 +81,36 @@ def counted_list(counts: dict[str, int]) -> str:
     '1,024 cards, 176 switches'
     """
     return ", ".join(counted(count, noun) for noun, count in counts.items() if count)
+
+
+# Each noun's forms, written out so that makemessages finds them as plurals.
+_COUNTED_PHRASES = {
+    "card": lambda count: LATER.ngettext("%(count)s card", "%(count)s cards", count),
+    "nic": lambda count: LATER.ngettext("%(count)s NIC", "%(count)s NICs", count),
+    "switch": lambda count: LATER.ngettext("%(count)s switch", "%(count)s switches", count),
+    "host": lambda count: LATER.ngettext("%(count)s host", "%(count)s hosts", count),
+    "aggregation": lambda count: LATER.ngettext("%(count)s aggregation node", "%(count)s aggregation nodes", count),
+    "link": lambda count: LATER.ngettext("%(count)s link", "%(count)s links", count),
+    "leaf": lambda count: LATER.ngettext("%(count)s leaf", "%(count)s leaves", count),
+    "spine": lambda count: LATER.ngettext("%(count)s spine", "%(count)s spines", count),
+    "core": lambda count: LATER.ngettext("%(count)s core switch", "%(count)s core switches", count),
+}
+
+
+def counted_phrase(count: int, noun: str) -> Phrase:
+    """``counted`` in the reader's language: one of the nouns of a fabric's summary (node kinds,
+    switch tiers, links).
+
+    >>> str(counted_phrase(1024, "card")), str(counted_phrase(1, "switch"))
+    ('1,024 cards', '1 switch')
+    """
+    return _COUNTED_PHRASES[noun](count) % {"count": count}
+
+
+def counted_list_phrase(counts: dict[str, int]) -> Joined:
+    """``counted_list`` in the reader's language.
+
+    >>> str(counted_list_phrase({"card": 1024, "nic": 0, "switch": 176}))
+    '1,024 cards, 176 switches'
+    """
+    return Joined([counted_phrase(count, noun) for noun, count in counts.items() if count])

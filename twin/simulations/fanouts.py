@@ -16,12 +16,17 @@ from twin.operations.failures import (
 from twin.runs.fanout import CellPlan, FanOutKind, register_fanout
 from twin.runs.handlers import RunOutput
 from twin.runs.models import Run, RunKind
-from twin.simcore.units import counted
+from twin.simcore.translation import LATER
 
 __all__ = ("FAILURE_CHUNK", "MAX_FAILURE_CELLS")
 
 FAILURE_CHUNK = 8  # candidates per cell at least: small enough to spread over the workers
 MAX_FAILURE_CELLS = 64  # and cells per search at most: 12,288 links make 64 cells of 192, not 1,536 of 8
+FAILURE_CELL_LABELS = {  # every FAILURE_KINDS
+    "link": LATER.gettext("link failures %(first)s-%(last)s of %(count)s"),
+    "switch": LATER.gettext("switch failures %(first)s-%(last)s of %(count)s"),
+    "leaf": LATER.gettext("leaf switch failures %(first)s-%(last)s of %(count)s"),
+}
 
 
 def workload_of(run: Run) -> Workload:
@@ -33,16 +38,21 @@ def plan_failures(run: Run) -> list[CellPlan]:
     elements = run.params.get("elements") or []
     if elements:
         fail_elements(spec, elements)  # raises FailureError naming unknown elements, before any task
-        return [CellPlan(key="together", params={"elements": elements}, label=f"{counted(len(elements), 'element')} together")]
+        together = LATER.ngettext("%(count)s element failed", "%(count)s elements failed together", len(elements)) % {"count": len(elements)}
+        return [CellPlan(key="together", params={"elements": elements}, label=together)]
     kind = run.params["worst"]
     candidates = failure_candidates(spec, kind)
     if not candidates:
         raise FailureError(f"{spec.name} has no {kind} to fail")
     chunk = max(FAILURE_CHUNK, math.ceil(len(candidates) / MAX_FAILURE_CELLS))
+    label = FAILURE_CELL_LABELS[kind]
     return [
-        CellPlan(key=f"{kind}:{start}", params={"candidates": candidates[start:start + chunk]}, label=f"{kind} failures {start + 1}-{min(start + chunk, len(candidates))} of {len(candidates)}")
+        CellPlan(
+            key=f"{kind}:{start}", params={"candidates": candidates[start:start + chunk]},
+            label=label % {"first": start + 1, "last": min(start + chunk, len(candidates)), "count": len(candidates)},
+        )
         for start in range(0, len(candidates), chunk)
-    ]
+    ]  # fmt: skip
 
 
 def execute_failures(run: Run, params: dict) -> dict:

@@ -1,7 +1,7 @@
 """Simulations of a stored fabric: thin calls into the core with the fabric's calibration."""
 from collections.abc import Sequence
 
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from twin.common.errors import ApplicationError
 from twin.fabrics.models import Fabric, Snapshot
@@ -139,5 +139,5 @@ def fabric_diagnose(*, snapshot: Snapshot, measurement_entries=(), telemetry=())
         for entry in measurement_entries
         for point, twin in zip(entry.points, entry.predicted, strict=False)
     ]
-    result = diagnose(spec, diff=report, measurements=measurements, telemetry=telemetry)
+    result = diagnose(spec, diff=report, measurements=measurements, telemetry=telemetry, translations=translation)
     return {**result, "plan": plan.version if plan else None, "measured_points": len(measurements)}

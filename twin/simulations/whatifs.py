@@ -12,6 +12,7 @@ from twin.fabrics.selectors import snapshot_spec_get
 from twin.runs.fanout import CellPlan, FanOutKind, register_fanout
 from twin.runs.handlers import RunOutput
 from twin.runs.models import Run, RunKind
+from twin.simcore.translation import LATER
 from twin.whatif.bom import DEFAULT_ITEMS, bill_of_materials
 from twin.whatif.errors import WhatIfError
 from twin.whatif.performance import ARTICLE_TP, DEFAULT_COLLECTIVES, DEFAULT_SIZES, check_sizes, performance_cell, training_step_cell, training_tp
@@ -62,10 +63,11 @@ def whatif_cells(spec, params: dict, *, snapshot_id: int | None = None) -> tuple
     for stage in stages:
         plain = stage.to_dict()
         prefix = f"{stage.alternative}:{stage.factor:g}"
-        plans.append(CellPlan(f"{prefix}:structure", {"stage": plain, "part": "structure"}, f"{stage.label}: bill of materials and structure"))
+        label = stage.label_phrase
+        plans.append(CellPlan(f"{prefix}:structure", {"stage": plain, "part": "structure"}, LATER.gettext("%(stage)s: bill of materials and structure") % {"stage": label}))
         for collective in params["collectives"]:
-            plans.append(CellPlan(f"{prefix}:perf:{collective}", {"stage": plain, "part": "performance", "collective": collective}, f"{stage.label}: {collective}"))
-        plans.append(CellPlan(f"{prefix}:training", {"stage": plain, "part": "training", "tp": training_tp(rules.cards)}, f"{stage.label}: training step"))
+            plans.append(CellPlan(f"{prefix}:perf:{collective}", {"stage": plain, "part": "performance", "collective": collective}, LATER.gettext("%(stage)s: %(collective)s") % {"stage": label, "collective": collective}))
+        plans.append(CellPlan(f"{prefix}:training", {"stage": plain, "part": "training", "tp": training_tp(rules.cards)}, LATER.gettext("%(stage)s: training step") % {"stage": label}))
     return plans, {"rules": rules.to_dict(), **params}
 
 

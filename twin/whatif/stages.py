@@ -33,6 +33,7 @@ from typing import Any
 from twin.simcore.errors import FabricError
 from twin.simcore.generate import fat_tree, rail_optimised, supernode_cluster
 from twin.simcore.model import Attrs, FabricSpec
+from twin.simcore.translation import LATER, Phrase
 from twin.whatif.errors import WhatIfError
 from twin.whatif.rules import MAX_TIERS, DesignRules, tiers_needed
 
@@ -82,6 +83,13 @@ class StageSpec:
     def label(self) -> str:
         """For people: ``"4x one-supernode (4,096 cards)"``."""
         return f"{_factor_text(self.factor)}x {self.alternative} ({self.cards:,} cards)"
+
+    @property
+    def label_phrase(self) -> Phrase:
+        """``label`` to render in the reader's language."""
+        return LATER.ngettext("%(factor)sx %(alternative)s (%(count)s card)", "%(factor)sx %(alternative)s (%(count)s cards)", self.cards) % {
+            "factor": _factor_text(self.factor), "alternative": self.alternative, "count": self.cards,
+        }  # fmt: skip
 
     def to_dict(self) -> dict[str, Any]:
         return {

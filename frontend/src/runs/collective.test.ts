@@ -158,7 +158,7 @@ describe("parseCollectiveResult", () => {
 });
 
 describe("candidateBars", () => {
-  const choice = (candidates: Record<string, number>): Choice => ({ reason: "", candidates, skipped: {} });
+  const choice = (candidates: Record<string, number>): Choice => ({ candidates, skipped: {} });
 
   it("orders the candidates fastest first, the fastest marked", () => {
     expect(candidateBars(choice({ ring: 0.02, in_switch: 0.005, two_shot: 0.01 }))).toEqual([
@@ -185,7 +185,7 @@ describe("candidateBars", () => {
 
 describe("skippedAlgorithms", () => {
   it("lists the skipped ones by name with why", () => {
-    expect(skippedAlgorithms({ reason: "", candidates: {}, skipped: { tree: "no", bruck: "needs p=2^k" } })).toEqual([
+    expect(skippedAlgorithms({ candidates: {}, skipped: { tree: "no", bruck: "needs p=2^k" } })).toEqual([
       ["bruck", "needs p=2^k"],
       ["tree", "no"],
     ]);

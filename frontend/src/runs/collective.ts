@@ -138,8 +138,8 @@ export interface HotLink {
   readonly utilization: number;
 }
 
+/** How auto chose (the server's English `reason` is not read: the page tells it from these). */
 export interface Choice {
-  readonly reason: string;
   readonly candidates: Readonly<Record<string, number>>;
   readonly skipped: Readonly<Record<string, string>>;
 }
@@ -202,7 +202,7 @@ function parseChoice(value: unknown): Choice | null {
   for (const [name, why] of Object.entries(isRecord(value["skipped"]) ? value["skipped"] : {})) {
     skipped[name] = typeof why === "string" ? why : JSON.stringify(why);
   }
-  return { reason: text(value["reason"]) ?? "", candidates, skipped };
+  return { candidates, skipped };
 }
 
 /** The fields the page shows, or null when the headline numbers are missing (then a generic view is used). */

@@ -93,7 +93,10 @@ describe("renderRunOutcome for collectives", () => {
     expect(outcome.querySelector(".coll-bottleneck")?.textContent).toBe(
       "Bottleneck: card-leaf (scale-up) links at 85.0% utilisation.",
     );
-    expect(outcome.querySelector(".coll-reason")?.textContent).toBe(COLLECTIVE_RESULT.choice.reason);
+    const compared = Object.keys(COLLECTIVE_RESULT.choice.candidates).length;
+    expect(outcome.querySelector(".coll-reason")?.textContent).toBe(
+      `auto compared ${compared} algorithms: ${COLLECTIVE_RESULT.algorithm} (${COLLECTIVE_RESULT.protocol}) is the fastest at this size.`,
+    );
   });
 
   it("charts the candidates fastest first, highlighting the fastest, and lists the skipped ones", () => {

@@ -126,10 +126,11 @@ function renderCollective(result: CollectiveResult, { doc, t, numbers }: RenderC
   const duration = (seconds: number) => formatDuration(seconds, numbers, t);
   const bytes = (count: number) => formatDecimalByteSize(count, numbers, t);
   const boundKey = BOUND_LABELS[result.bound];
+  const algorithm = result.protocol === null ? result.algorithm : `${result.algorithm} (${result.protocol})`;
   const parts: HTMLElement[] = [
     element(doc, "p", { class: "coll-headline" }, [
       t("collective.headline", {
-        algorithm: result.protocol === null ? result.algorithm : `${result.algorithm} (${result.protocol})`,
+        algorithm,
         time: duration(result.timeS),
         algbw: formatGBps(result.algbwGBps, numbers, t),
         busbw: formatGBps(result.busbwGBps, numbers, t),
@@ -175,10 +176,12 @@ function renderCollective(result: CollectiveResult, { doc, t, numbers }: RenderC
 
   const choice = result.choice;
   if (choice !== null) {
-    if (choice.reason !== "") {
-      parts.push(element(doc, "p", { class: "coll-reason" }, [choice.reason]));
-    }
     const bars = candidateBars(choice);
+    // The server's reason is English; the same facts are told from the catalogue (the times are
+    // in the chart below, the algorithms left out in their table).
+    if (bars.length > 0) {
+      parts.push(element(doc, "p", { class: "coll-reason" }, [t("collective.reason", { algorithm, count: numbers.integer(bars.length) })]));
+    }
     if (bars.length > 0) {
       const caption = t("collective.candidatesCaption");
       parts.push(

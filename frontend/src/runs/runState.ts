@@ -1,6 +1,7 @@
 // The run model shared by the HTTP API and the websocket, plus the pure rules
 // for deciding which snapshot the page should show.
 
+import type { Language } from "../core/i18n";
 import { isRecord } from "../core/json";
 
 export type RunStatus = "pending" | "running" | "succeeded" | "failed" | "cancelled";
@@ -11,7 +12,10 @@ export interface Run {
   readonly status: RunStatus;
   /** 0..1 */
   readonly progress: number;
+  /** The progress message in the language the server answered in (an HTTP request's). */
   readonly message: string;
+  /** The message in each language of the site: one websocket frame serves every viewer. */
+  readonly messages: Readonly<Record<string, string>>;
   readonly result: unknown;
   readonly error: string | null;
   readonly created_at: string | null;
@@ -44,6 +48,18 @@ function optionalString(value: unknown): string | null {
   return typeof value === "string" ? value : null;
 }
 
+function stringsByKey(value: unknown): Record<string, string> {
+  if (!isRecord(value)) {
+    return {};
+  }
+  return Object.fromEntries(Object.entries(value).filter((entry): entry is [string, string] => typeof entry[1] === "string"));
+}
+
+/** The run's progress message in the page's language (else as the server sent it). */
+export function runMessage(run: Run, language: Language): string {
+  return run.messages[language] ?? run.message;
+}
+
 /** Validates a RUN object from either transport; null when it is not one. */
 export function parseRun(value: unknown): Run | null {
   if (!isRecord(value)) {
@@ -59,6 +75,7 @@ export function parseRun(value: unknown): Run | null {
     status: status as RunStatus,
     progress: typeof progress === "number" && Number.isFinite(progress) ? Math.min(Math.max(progress, 0), 1) : 0,
     message: optionalString(value["message"]) ?? "",
+    messages: stringsByKey(value["messages"]),
     result: value["result"] ?? null,
     error: optionalString(value["error"]),
     created_at: optionalString(value["created_at"]),

@@ -37,6 +37,22 @@ describe("mountRunWidget", () => {
     expect(socket.closedByClient).toBe(true);
   });
 
+  it("shows the progress message in the page's language, from the frame that carries every language", () => {
+    const { context } = harness();
+    document.body.dataset["lang"] = "zh-hans";
+    const widget = buildRunWidget(document, "/api/runs/12/", "/ws/runs/12/");
+    mountRunWidget(widget, context);
+    const messages = { en: "12 of 40 cells done", "zh-hans": "已完成 12/40 个单元" };
+    FakeWebSocket.latest().serverSends(runStateMessage(1, { message: "12 of 40 cells done", messages }));
+    expect(widget.querySelector(".run-message")?.textContent).toBe("已完成 12/40 个单元");
+    document.body.dataset["lang"] = "en";
+    const english = buildRunWidget(document, "/api/runs/12/", "/ws/runs/12/");
+    mountRunWidget(english, context);
+    FakeWebSocket.latest().serverSends(runStateMessage(1, { message: "12 of 40 cells done", messages }));
+    expect(english.querySelector(".run-message")?.textContent).toBe("12 of 40 cells done");
+    delete document.body.dataset["lang"];
+  });
+
   it("shows a finished run from the run URL even when websockets are down", async () => {
     const { api, context, timers } = harness();
     api.getAnswer = Promise.resolve(runSnapshot({ status: "failed", error: "Worker lost", progress: 0.5 }));

@@ -4,13 +4,13 @@
 
 import { element } from "../core/dom";
 import { describeRequestError, type JsonClient } from "../core/http";
-import type { MessageKey } from "../core/i18n";
+import { resolveLanguage, type MessageKey } from "../core/i18n";
 import { connectionReporter, type LiveStatusMonitor } from "../live/liveStatus";
 import { websocketUrl, type OpenSocket } from "../core/reconnectingSocket";
 import { RunFeed } from "./runFeed";
 import type { RenderContext } from "./resultDom";
 import { renderRunOutcome } from "./runResult";
-import { isTerminal, parseRun, runSubresourceUrl, type Run } from "./runState";
+import { isTerminal, parseRun, runMessage, runSubresourceUrl, type Run } from "./runState";
 import type { Timers } from "../core/timers";
 
 export interface RunWidgetContext extends RenderContext {
@@ -91,6 +91,7 @@ export function mountRunWidget(widget: HTMLElement, context: RunWidgetContext, k
   const message = widget.querySelector<HTMLElement>(".run-message");
   const result = widget.querySelector<HTMLElement>(".run-result");
   const { runUrl, runWs } = widget.dataset;
+  const language = resolveLanguage(context.doc.body.dataset["lang"]);
   const cancel =
     context.canCancel && widget.dataset["canCancel"] !== "false" && runUrl !== undefined && runUrl !== ""
       ? cancelButton(widget, runUrl, context, (run) => feed.offerSnapshot(run))
@@ -108,7 +109,7 @@ export function mountRunWidget(widget: HTMLElement, context: RunWidgetContext, k
       status.className = `run-status badge badge-${run.status}`;
     }
     if (message !== null) {
-      message.textContent = run.message;
+      message.textContent = runMessage(run, language);
     }
     if (cancel !== null) {
       cancel.hidden = run.status !== "pending" && run.status !== "running";

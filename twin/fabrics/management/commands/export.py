@@ -1,19 +1,22 @@
 """Write a snapshot out as canonical twin-fabric JSON, GraphML or ibnetdiscover output."""
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
+from django.utils.translation import gettext, gettext_lazy as _
+
+from twin.common.cli import TwinCommand
 
 from twin.common.errors import ApplicationError
 from twin.fabrics.cli import fabric_snapshot
 from twin.fabrics.exports import EXPORT_FORMATS, snapshot_export
 
 
-class Command(BaseCommand):
-    help = "Print a fabric's snapshot (the latest discovered one by default) as json, graphml or ibnetdiscover."
+class Command(TwinCommand):
+    help = _("Print a fabric's snapshot (the latest discovered one by default) as json, graphml or ibnetdiscover.")
 
     def add_arguments(self, parser):
         parser.add_argument("--fabric", required=True)
-        parser.add_argument("--snapshot", type=int, help="Snapshot version (default: the latest discovered)")
+        parser.add_argument("--snapshot", type=int, help=_("Snapshot version (default: the latest discovered)"))
         parser.add_argument("--format", dest="fmt", choices=sorted(EXPORT_FORMATS), default="json")
-        parser.add_argument("--output", "-o", help="File to write (default: standard output)")
+        parser.add_argument("--output", "-o", help=_("File to write (default: standard output)"))
 
     def handle(self, *args, fabric, snapshot, fmt, output, **options):
         _, chosen = fabric_snapshot(fabric, snapshot)
@@ -24,6 +27,6 @@ class Command(BaseCommand):
         if output:
             with open(output, "w", encoding="utf-8") as stream:
                 stream.write(text)
-            self.stderr.write(f"wrote {fabric} v{chosen.version} ({fmt}) to {output}")
+            self.stderr.write(gettext("wrote %(fabric)s v%(version)s (%(format)s) to %(output)s") % {"fabric": fabric, "version": chosen.version, "format": fmt, "output": output})
         else:
             self.stdout.write(text, ending="")

@@ -2,34 +2,39 @@
 import hashlib
 import json
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
+from django.utils import translation
+from django.utils.translation import gettext, gettext_lazy as _
+
+from twin.common.cli import TwinCommand
 
 from twin.fabrics.services import snapshot_create
 from twin.ingest import export_canonical
 from twin.simcore.errors import TwinCoreError
 from twin.simcore.generate import fat_tree, rail_optimised, supernode_cluster
-from twin.simcore.units import counted, counted_list
+from twin.simcore.translation import rendered
+from twin.simcore.units import counted_list_phrase, counted_phrase
 
 DESIGNS = ("fat-tree", "rail", "supernodes")
 
 
-class Command(BaseCommand):
-    help = "Generate a fabric design (fat-tree, rail-optimised, or ICN super-nodes joined by a scale-out network) as a snapshot."
+class Command(TwinCommand):
+    help = _("Generate a fabric design (fat-tree, rail-optimised, or ICN super-nodes joined by a scale-out network) as a snapshot.")
 
     def add_arguments(self, parser):
-        parser.add_argument("--name", required=True, help="Fabric name (a new snapshot if it exists)")
-        parser.add_argument("--cards", type=int, required=True, help="Cards in all")
+        parser.add_argument("--name", required=True, help=_("Fabric name (a new snapshot if it exists)"))
+        parser.add_argument("--cards", type=int, required=True, help=_("Cards in all"))
         parser.add_argument("--design", choices=DESIGNS, default="fat-tree")
-        parser.add_argument("--radix", type=int, default=64, help="Switch ports")
+        parser.add_argument("--radix", type=int, default=64, help=_("Switch ports"))
         parser.add_argument("--tiers", choices=("auto", "2", "3"), default="auto")
-        parser.add_argument("--oversubscription", type=float, default=1.0, help="Leaf down:up bandwidth ratio R (R:1)")
+        parser.add_argument("--oversubscription", type=float, default=1.0, help=_("Leaf down:up bandwidth ratio R (R:1)"))
         parser.add_argument("--link-gbps", type=float, default=400.0)
-        parser.add_argument("--hop-latency-ns", type=float, default=100.0, help="Switch forwarding latency")
+        parser.add_argument("--hop-latency-ns", type=float, default=100.0, help=_("Switch forwarding latency"))
         parser.add_argument("--cable-latency-ns", type=float, default=10.0)
         parser.add_argument("--cards-per-host", type=int, default=8)
-        parser.add_argument("--rails", type=int, help="rail design: cards per server (one rail leaf per card index)")
-        parser.add_argument("--supernodes", type=int, help="supernodes design: how many super-nodes share the cards")
-        parser.add_argument("--scale-out-gbps", type=float, default=200.0, help="supernodes design: scale-out link speed")
+        parser.add_argument("--rails", type=int, help=_("rail design: cards per server (one rail leaf per card index)"))
+        parser.add_argument("--supernodes", type=int, help=_("supernodes design: how many super-nodes share the cards"))
+        parser.add_argument("--scale-out-gbps", type=float, default=200.0, help=_("supernodes design: scale-out link speed"))
         parser.add_argument("--json", action="store_true", dest="as_json")
 
     def handle(self, *args, name, cards, design, radix, tiers, oversubscription, link_gbps, hop_latency_ns,
@@ -42,12 +47,12 @@ class Command(BaseCommand):
             elif design == "rail":
                 per_server = rails or cards_per_host
                 if cards % per_server:
-                    raise CommandError(f"--cards {cards} is not a whole number of {per_server}-card servers")
+                    raise CommandError(gettext("--cards %(cards)s is not a whole number of %(per_server)s-card servers") % {"cards": cards, "per_server": per_server})
                 spec = rail_optimised(servers=cards // per_server, cards_per_server=per_server, oversubscription=oversubscription, **common)
             else:
                 count = supernodes or 2
                 if cards % count:
-                    raise CommandError(f"--cards {cards} does not split evenly into {count} super-nodes")
+                    raise CommandError(gettext("--cards %(cards)s does not split evenly into %(count)s super-nodes") % {"cards": cards, "count": count})
                 spec = supernode_cluster(supernodes=count, cards_per_supernode=cards // count, cards_per_host=cards_per_host,
                                          scale_out_gbps=scale_out_gbps, **common)
         except TwinCoreError as error:
@@ -60,5 +65,10 @@ class Command(BaseCommand):
         if as_json:
             self.stdout.write(json.dumps(summary, indent=2))
         else:
-            kinds, tiers = counted_list(snapshot.summary["nodes_by_kind"]), counted_list(snapshot.summary["switches_by_tier"])
-            self.stdout.write(self.style.SUCCESS(f"{name} v{snapshot.version} ({design}): {kinds} ({tiers}); {counted(snapshot.link_count, 'link')}"))
+            words = {
+                "name": name, "version": snapshot.version, "design": design,
+                "kinds": rendered(counted_list_phrase(snapshot.summary["nodes_by_kind"]), translation),
+                "tiers": rendered(counted_list_phrase(snapshot.summary["switches_by_tier"]), translation),
+                "links": rendered(counted_phrase(snapshot.link_count, "link"), translation),
+            }  # fmt: skip
+            self.stdout.write(self.style.SUCCESS(gettext("%(name)s v%(version)s (%(design)s): %(kinds)s (%(tiers)s); %(links)s") % words))

@@ -1,19 +1,22 @@
 """Load the demo super-node: 1,024 cards under leaf ICN switches with spines above."""
 import hashlib
 
-from django.core.management.base import BaseCommand
+from django.utils import translation
+from django.utils.translation import gettext, gettext_lazy as _
 
+from twin.common.cli import TwinCommand
 from twin.fabrics.models import Fabric
 from twin.fabrics.services import snapshot_create
 from twin.ingest import export_canonical
 from twin.simcore.generate import supernode
-from twin.simcore.units import counted
+from twin.simcore.translation import rendered
+from twin.simcore.units import counted_list_phrase
 
 DEMO_NAME = "demo-supernode"
 
 
-class Command(BaseCommand):
-    help = "Store the generated 1,024-card demo super-node as a fabric (once)."
+class Command(TwinCommand):
+    help = _("Store the generated 1,024-card demo super-node as a fabric (once).")
 
     def add_arguments(self, parser):
         parser.add_argument("--cards", type=int, default=1024)
@@ -21,7 +24,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, cards: int, name: str, **options):
         if Fabric.objects.filter(name=name).exists():
-            self.stdout.write(f"Fabric {name!r} already exists; left as it is.")
+            self.stdout.write(gettext("Fabric %(name)r already exists; left as it is.") % {"name": name})
             return
         spec = supernode(cards=cards, name=name)
         snapshot = snapshot_create(
@@ -31,7 +34,7 @@ class Command(BaseCommand):
             source_format="generated",
             checksum=hashlib.sha256(export_canonical(spec).encode()).hexdigest(),
         )
+        counts = counted_list_phrase({"card": snapshot.card_count, "switch": snapshot.switch_count, "link": snapshot.link_count})
         self.stdout.write(self.style.SUCCESS(
-            f"Loaded {name!r} v{snapshot.version}: {counted(snapshot.card_count, 'card')}, "
-            f"{counted(snapshot.switch_count, 'switch')}, {counted(snapshot.link_count, 'link')}."
+            gettext("Loaded %(name)r v%(version)s: %(counts)s.") % {"name": name, "version": snapshot.version, "counts": rendered(counts, translation)}
         ))

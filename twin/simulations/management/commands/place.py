@@ -1,16 +1,17 @@
 """Place a parallel job on a fabric with each strategy and print its communication time."""
 import json
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
+from django.utils.translation import gettext, gettext_lazy as _
 
-from twin.common.cli import parameter_count
+from twin.common.cli import TwinCommand, parameter_count
 from twin.fabrics.cli import fabric_snapshot
 from twin.simcore.errors import TwinCoreError
 from twin.simulations.services import job_from_params, placement_compare
 
 
-class Command(BaseCommand):
-    help = "Compare naive, random and topology-aware placements of a TP x PP x DP job (per-step communication time)."
+class Command(TwinCommand):
+    help = _("Compare naive, random and topology-aware placements of a TP x PP x DP job (per-step communication time).")
 
     def add_arguments(self, parser):
         parser.add_argument("--fabric", required=True)
@@ -18,8 +19,8 @@ class Command(BaseCommand):
         parser.add_argument("--pp", type=int, default=1)
         parser.add_argument("--dp", type=int, required=True)
         parser.add_argument("--ep", type=int, default=1)
-        parser.add_argument("--model-params", type=parameter_count, help="Model size in parameters, e.g. 175B or 175e9 (default: the article's 175B)")
-        parser.add_argument("--busy", default="", help="Comma-separated cards in use by other jobs")
+        parser.add_argument("--model-params", type=parameter_count, help=_("Model size in parameters, e.g. 175B or 175e9 (default: the article's 175B)"))
+        parser.add_argument("--busy", default="", help=_("Comma-separated cards in use by other jobs"))
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--json", action="store_true", dest="as_json")
 
@@ -41,11 +42,13 @@ class Command(BaseCommand):
             }
             self.stdout.write(json.dumps(summary, indent=2))
             return
-        self.stdout.write(f"TP={tp} x PP={pp} x DP={dp} on {found.name} v{snapshot.version}: per-step communication time")
+        self.stdout.write(gettext("TP=%(tp)s x PP=%(pp)s x DP=%(dp)s on %(fabric)s v%(version)s: per-step communication time") % {
+            "tp": tp, "pp": pp, "dp": dp, "fabric": found.name, "version": snapshot.version,
+        })  # fmt: skip
         for name in compared["ranking"]:
             result = compared["results"][name]
-            parts = ", ".join(f"{dim} {d['time_s'] * 1e3:.1f} ms" for dim, d in result["dimensions"].items())
-            marker = "  <- best" if name == compared["best"] else ""
+            parts = gettext(", ").join(f"{dim} {d['time_s'] * 1e3:.1f} ms" for dim, d in result["dimensions"].items())
+            marker = "  " + gettext("<- best") if name == compared["best"] else ""
             self.stdout.write(f"  {name:<7} {result['communication_time_s'] * 1e3:10.1f} ms  ({parts}){marker}")
             for warning in result["warnings"]:
                 self.stdout.write(self.style.WARNING(f"          {warning}"))
