@@ -209,7 +209,7 @@ def pages(site) -> list[tuple[Role | None, str]]:
     fabric = site["first"].fabric_id
     runs = site["runs"]
     everyone = [
-        "/", f"/fabrics/{fabric}/", f"/fabrics/{fabric}/diff/?a={site['first'].pk}&b={site['second'].pk}",
+        "/", f"/fabrics/{fabric}/", f"/fabrics/{fabric}/diff/?expected={site['first'].pk}&found={site['second'].pk}",
         f"/fabrics/{fabric}/journal/", f"/fabrics/{fabric}/journal/{site['experiment'].pk}/", f"/fabrics/{fabric}/diagnosis/",
         "/runs/", *(f"/runs/{run.pk}/" for run in runs.values()), f"/runs/{runs[RunKind.WHATIF].pk}/report/",
         f"/whatif/compare/?a={runs[RunKind.WHATIF].pk}&b={site['other_whatif'].pk}",
