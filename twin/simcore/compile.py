@@ -611,8 +611,8 @@ def route_all_pairs(compiled: CompiledFabric, ranks: np.ndarray, *, mode: str, m
 
 _DESTINATIONS_AT_ONCE = 1 << 21
 """Walk entries (source groups x destinations) started at once, and island flows routed at once."""
-_ISLAND_FLOWS = 2_000_000
-"""Most pairs routed flow by flow as islands' (``_all_pairs_plan``): the smallest islands first."""
+_ISLAND_FLOWS = 1024 * 1024
+"""Most pairs routed flow by flow as islands' (``_all_pairs_plan``): past it, no islands."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -668,11 +668,13 @@ def _cached_plan(compiled: CompiledFabric, ranks_bytes: bytes) -> _AllPairsPlan:
     member_rank, member_component = np.divmod(rank_component, len(component) + 1)
     member_rank, member_component = member_rank[member_component > 0], member_component[member_component > 0] - 1
     cards_on = np.bincount(member_component, minlength=len(component))
-    # Islands: every component but the most reached, smallest first while their pairs fit.
-    by_size = np.argsort(cards_on, kind="stable")
-    by_size = by_size[(by_size != by_size[-1]) & (cards_on[by_size] > 0)] if len(by_size) else by_size
+    # Islands: every component but the most reached, if all their pairs fit.
     island = np.zeros(len(component), dtype=bool)
-    island[by_size[np.cumsum(cards_on[by_size].astype(np.int64) ** 2) <= _ISLAND_FLOWS]] = True
+    if len(component) > 1:
+        island[cards_on > 0] = True
+        island[np.argmax(cards_on)] = False
+        if int((cards_on[island].astype(np.int64) ** 2).sum()) > _ISLAND_FLOWS:
+            island[:] = False
     island_slot = (slot_component >= 0) & island[np.maximum(slot_component, 0)]
     outside = np.where(island_slot, -1, uplinks)
 
@@ -739,8 +741,8 @@ def _all_pairs_plan(compiled: CompiledFabric, ranks: np.ndarray) -> _AllPairsPla
     The transit nodes (all but cards) fall into connected components, joined to one another
     only through cards, which a path never crosses: a flow stays in one component, one both its
     ends reach. Every component but the one most cards reach is an *island* (a server's
-    NVSwitch), the smallest first while their pairs (cards on it, squared) stay within
-    ``_ISLAND_FLOWS``. Pairs of cards on a common island are routed flow by flow; every other
+    NVSwitch), if their pairs (cards on each, squared, summed) stay within ``_ISLAND_FLOWS``
+    (else none is: 16 super-nodes of 1,024 cards stay as they were). Pairs of cards on a common island are routed flow by flow; every other
     pair's paths lie outside the islands, so cards are grouped by their attachments there."""
     return _cached_plan(compiled, np.ascontiguousarray(ranks, dtype=np.intp).tobytes())
 
