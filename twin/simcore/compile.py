@@ -585,8 +585,11 @@ def route_all_pairs(compiled: CompiledFabric, ranks: np.ndarray, *, mode: str, m
 
     group_count = len(plan.group_size)
     cost = _group_costs(compiled, plan)  # (source group, target group) routing cost
-    if not np.isfinite(cost[plan.walked > 0]).all():
-        source, target = np.argwhere((plan.walked > 0) & ~np.isfinite(cost))[0]
+    # Flows between two groups' cards that the walk carries: all but to itself and island partners.
+    walked = np.outer(plan.group_size, plan.group_size) - np.diag(plan.group_size).astype(float)
+    np.subtract.at(walked, (plan.group_of_rank[island_sources], plan.group_of_rank[island_targets]), 1.0)
+    if not np.isfinite(cost[walked > 0]).all():
+        source, target = np.argwhere((walked > 0) & ~np.isfinite(cost))[0]
         raise TwinCoreError(
             f"no path from {compiled.card_ids[ranks[plan.group_rank[source]]]!r} to "
             f"{compiled.card_ids[ranks[plan.group_rank[target]]]!r} (links down or missing?)"
@@ -595,7 +598,7 @@ def route_all_pairs(compiled: CompiledFabric, ranks: np.ndarray, *, mode: str, m
     destinations = np.argsort(plan.group_of_rank, kind="stable") if mode == "pinned" else np.arange(group_count)
     per_walk = max(1, _DESTINATIONS_AT_ONCE // group_count)
     for start in range(0, len(destinations), per_walk):
-        _walk_destinations(compiled, plan, ranks, destinations[start : start + per_walk], cost, mode, max_entries, totals)
+        _walk_destinations(compiled, plan, ranks, destinations[start : start + per_walk], cost, walked, mode, max_entries, totals)
 
     used = np.flatnonzero(totals.members > 0)
     rows = totals.loads.reshape(2, arc_count)[used]
@@ -631,7 +634,6 @@ class _AllPairsPlan:
     island_pairs: tuple[np.ndarray, np.ndarray]  # (sources, targets) sharing an island: routed flow by flow
     island_partners: sparse.csr_array  # (groups, ranks): island partners of each rank in each group
     arrival_share: np.ndarray  # rank -> share of its group's walked flows it receives
-    walked: np.ndarray  # (groups, groups) flows between two groups' cards that the walk carries
 
 
 @dataclass(frozen=True, eq=False)
@@ -652,7 +654,6 @@ def _cached_plan(compiled: CompiledFabric, ranks_bytes: bytes) -> _AllPairsPlan:
     uplinks = compiled.card_uplinks[card_nodes]
     rank_count, width = uplinks.shape
     heads = compiled.arc_head[np.maximum(uplinks, 0)]
-    island_slot = np.zeros(uplinks.shape, dtype=bool)
     is_transit = ~compiled.is_card
     between = is_transit[compiled.arc_tail] & is_transit[compiled.arc_head]
     column = compiled.transit_column
@@ -661,16 +662,16 @@ def _cached_plan(compiled: CompiledFabric, ranks_bytes: bytes) -> _AllPairsPlan:
         (np.ones(int(between.sum())), (column[compiled.arc_tail[between]], column[compiled.arc_head[between]])),
         shape=(transit_count, transit_count),
     )
-    _, component = csgraph.connected_components(graph, directed=False)
+    components, component = csgraph.connected_components(graph, directed=False)
     slot_component = np.where(uplinks >= 0, component[column[heads]], -1)
     # Each (rank, component) once: a card reaches a component or not.
-    rank_component = np.unique(np.arange(rank_count).repeat(width) * (len(component) + 1) + slot_component.ravel() + 1)
-    member_rank, member_component = np.divmod(rank_component, len(component) + 1)
+    rank_component = np.unique(np.arange(rank_count).repeat(width) * (components + 1) + slot_component.ravel() + 1)
+    member_rank, member_component = np.divmod(rank_component, components + 1)
     member_rank, member_component = member_rank[member_component > 0], member_component[member_component > 0] - 1
-    cards_on = np.bincount(member_component, minlength=len(component))
+    cards_on = np.bincount(member_component, minlength=components)
     # Islands: every component but the most reached, if all their pairs fit.
-    island = np.zeros(len(component), dtype=bool)
-    if len(component) > 1:
+    island = np.zeros(components, dtype=bool)
+    if components > 1:
         island[cards_on > 0] = True
         island[np.argmax(cards_on)] = False
         if int((cards_on[island].astype(np.int64) ** 2).sum()) > _ISLAND_FLOWS:
@@ -713,11 +714,9 @@ def _cached_plan(compiled: CompiledFabric, ranks_bytes: bytes) -> _AllPairsPlan:
     received = (rank_count - 1) - np.bincount(targets, minlength=rank_count)
     group_received = np.bincount(group_of_rank, weights=received, minlength=group_count)
     arrival_share = np.divide(received, group_received[group_of_rank], out=np.zeros(rank_count), where=group_received[group_of_rank] > 0)
-    walked = np.outer(group_size, group_size) - np.diag(group_size).astype(float)
-    np.subtract.at(walked, (group_of_rank[sources], group_of_rank[targets]), 1.0)
     group_uplinks = outside[group_rank]
-    group_heads = np.unique(np.arange(group_count).repeat(width) * compiled.node_count + np.where(group_uplinks >= 0, compiled.arc_head[np.maximum(group_uplinks, 0)], -1).ravel())
-    group_heads = group_heads[group_heads % compiled.node_count != compiled.node_count - 1]
+    reached = group_uplinks >= 0
+    group_heads = np.unique(np.nonzero(reached)[0] * compiled.node_count + compiled.arc_head[group_uplinks[reached]])
     return _AllPairsPlan(
         group_of_rank=group_of_rank,
         group_size=group_size,
@@ -731,7 +730,6 @@ def _cached_plan(compiled: CompiledFabric, ranks_bytes: bytes) -> _AllPairsPlan:
         island_pairs=(sources, targets),
         island_partners=island_partners,
         arrival_share=arrival_share,
-        walked=walked,
     )
 
 
@@ -765,12 +763,14 @@ def _walk_destinations(
     ranks: np.ndarray,
     destinations: np.ndarray,
     cost: np.ndarray,
+    walked: np.ndarray,
     mode: str,
     max_entries: int,
     totals: _ClassTotals,
 ) -> None:
     """Walk every group's cards to ``destinations`` (pinned: ranks, else groups) and add their
-    flows to ``totals`` (see ``route_all_pairs``)."""
+    flows to ``totals`` (see ``route_all_pairs``; ``cost`` and ``walked``: routing cost and flows
+    from a group's cards to another's)."""
     pinned = mode == "pinned"
     arc_count, node_count = len(compiled.arc_tail), compiled.node_count
     group_count, width = plan.group_uplinks.shape
@@ -785,7 +785,7 @@ def _walk_destinations(
         mass = plan.group_size[source] - (source == target) - partners
     else:
         per_card = plan.group_size[target].astype(float)
-        mass = plan.walked[source, target]
+        mass = walked[source, target]
     island_sources, island_targets = plan.island_pairs
     position = np.full(len(ranks) if pinned else group_count, -1)
     position[destinations] = np.arange(count)
