@@ -575,7 +575,8 @@ def route_all_pairs(compiled: CompiledFabric, ranks: np.ndarray, *, mode: str, m
     island_sources, island_targets = plan.island_pairs
     for start in range(0, len(island_sources), _DESTINATIONS_AT_ONCE):
         chosen = slice(start, start + _DESTINATIONS_AT_ONCE)
-        flows = route(compiled, ranks[island_sources[chosen]], ranks[island_targets[chosen]], mode="pinned" if mode == "pinned" else "spray")
+        island_mode = "pinned" if mode == "pinned" else "spray"  # hashing at its expectation
+        flows = route(compiled, ranks[island_sources[chosen]], ranks[island_targets[chosen]], mode=island_mode)
         klass = flows.scale_out.astype(np.intp)
         coo = flows.incidence.tocoo()
         _add(totals.loads, klass[coo.row], coo.col, coo.data, arc_count)
@@ -811,7 +812,9 @@ def _walk_destinations(
     set_of, options, columns, counts, starts = _next_options(
         compiled, plan.group_uplinks[pair_source], plan.group_row[pair_target], cost[pair_source, pair_target], pair_source
     )
-    entry, choice, share, digits = _choices(compiled, np.arange(len(source)), set_of[pair_of], options, counts, starts, digits, pinned, max_entries)
+    entry, choice, share, digits = _choices(
+        compiled, np.arange(len(source)), set_of[pair_of], options, counts, starts, digits, pinned, max_entries
+    )
     arcs = options[choice]
     key = (source[entry] * 2 + klass[entry]) * width + columns[choice]
     flows = np.bincount(key, weights=share * per_card[entry], minlength=group_count * 2 * width)
@@ -829,7 +832,9 @@ def _walk_destinations(
     # Entries sit at transit nodes from here on, held as their columns of ``transit_distance``.
     keys = (klass[entry], compiled.hop_column[arcs], target[entry], digits)
     values = (mass[entry] * share, compiled.arc_latency[arcs], compiled.is_switch[compiled.arc_head[arcs]].astype(float))
-    (klass, at, target, digits), (mass, delay, switches) = _merged(keys, values, group_count, compiled) if plan.shared_first_hops else (keys, values)
+    if plan.shared_first_hops:
+        keys, values = _merged(keys, values, group_count, compiled)
+    (klass, at, target, digits), (mass, delay, switches) = keys, values
     transit_nodes = np.flatnonzero(~compiled.is_card)
     for _ in range(node_count):
         if not len(at):
@@ -870,7 +875,9 @@ def _walk_destinations(
         set_of, options, _, counts, starts = _next_options(
             compiled, compiled.out_arcs[pair_node], plan.group_row[pair_target], here, pair_node
         )
-        entry, choice, share, digits = _choices(compiled, moving, set_of[pair_of[moving]], options, counts, starts, digits[moving], pinned, max_entries)
+        entry, choice, share, digits = _choices(
+            compiled, moving, set_of[pair_of[moving]], options, counts, starts, digits[moving], pinned, max_entries
+        )
         arcs = options[choice]
         _add(totals.loads, klass[entry], arcs, mass[entry] * share, arc_count)
         (klass, at, target, digits), (mass, delay, switches) = _merged(
