@@ -14,12 +14,15 @@ runs in a fresh Python process, so that its peak resident set size
 - ``a2a-hash``, ``a2a-pinned``: the direct (all-pairs) AllToAll of 1 GiB, hashed and d-mod-k:
   past the per-flow cap as flow classes (``route_all_pairs``), with its time against the NIC
   bound (every card's (p - 1)/p of the bytes through its one 400 Gb/s port);
+- ``a2a-rail-hash``, ``a2a-rail-pinned``: the same on a rail-optimised design with NVLink
+  (``rail_optimised(servers=cards/8)``, radix 64, 32 servers a unit), whose cards collapse into
+  rail positions: its NIC bound counts the (p - 8)/p of the bytes that leave the server;
 - ``placement``: ``aware_placement`` of TP=8 x PP=4 x DP=cards/32.
 
 Targets: at 65,536 cards every case < 1.5 GB peak and < 10 s once compiled; at
 16,384 no worse than before. The all-to-all cases (issue 13; ``--cards 4096 16384 --cases
-a2a-hash a2a-pinned``): at 4,096 cards < 30 s, < 4 GB and within 2% of the NIC bound; at 16,384
-< 60 s, < 8 GB. Each case prints the peak, the compile time, the
+a2a-hash a2a-pinned``, and the rail cases): at 4,096 cards < 30 s, < 4 GB and within 2% of the
+NIC bound; at 16,384 < 60 s, < 8 GB. Each case prints the peak, the compile time, the
 time of the case once compiled and a figure of its answer (which must not
 change between the two checkouts). Times are one run each, on a shared
 machine: noisy; the peak memory is not.
@@ -38,7 +41,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 CARDS = (16384, 65536)
-CASES = ("compile", "ring", "alltoall", "a2a-hash", "a2a-pinned", "placement")
+CASES = ("compile", "ring", "alltoall", "a2a-hash", "a2a-pinned", "a2a-rail-hash", "a2a-rail-pinned", "placement")
 GIB = 2**30
 
 
@@ -46,11 +49,12 @@ def run_case(case: str, cards: int) -> dict:
     """One case in this process (the one ``main`` starts); imports the core from ``sys.path``."""
     from twin.operations.placement import Job, aware_placement
     from twin.simcore.compile import compile_fabric
-    from twin.simcore.generate import fat_tree
+    from twin.simcore.generate import fat_tree, rail_optimised
     from twin.simcore.simulate import Simulator
     from twin.simcore.transport import transport_for
 
-    fabric = fat_tree(endpoints=cards, radix=64)
+    rail = case.startswith("a2a-rail-")
+    fabric = rail_optimised(servers=cards // 8) if rail else fat_tree(endpoints=cards, radix=64)
     before_compile = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     start = time.perf_counter()
     compiled = compile_fabric(fabric, transport_for(fabric))
@@ -66,9 +70,10 @@ def run_case(case: str, cards: int) -> dict:
         refused = simulator.too_large(collective) if case == "alltoall" else {}
         if refused:
             answer += f" (refused: {', '.join(refused)}: {next(iter(refused.values()))})"
-    elif case in ("a2a-hash", "a2a-pinned"):
-        result = Simulator(fabric, compiled=compiled, ecmp=case.removeprefix("a2a-")).run("alltoall", GIB, "direct")
-        nic_bound = (cards - 1) / cards * GIB / (fabric.links[0].bandwidth_gbps * 1e9 / 8)
+    elif case.startswith("a2a-"):
+        result = Simulator(fabric, compiled=compiled, ecmp=case.rsplit("-", 1)[1]).run("alltoall", GIB, "direct")
+        nic_gbps = next(link.bandwidth_gbps for link in fabric.links if link.domain == "scale-out" or not rail)
+        nic_bound = (cards - (8 if rail else 1)) / cards * GIB / (nic_gbps * 1e9 / 8)
         answer = (
             f"{result['time_s'] * 1e3:.2f} ms, NIC bound {nic_bound * 1e3:.2f} ms (x{result['time_s'] / nic_bound:.4f}), "
             f"busbw {result['busbw_GBps']:.1f} GB/s, {result['phases'][0]['flows']:,.0f} flows"

@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from twin.simcore.generate import fat_tree
+from twin.simcore import simulate as simulate_module
+from twin.simcore.generate import fat_tree, rail_optimised
 from twin.simcore.simulate import Simulator
 from twin.whatif.errors import WhatIfError
 from twin.whatif.performance import check_sizes, performance_cell, training_step_cell, training_tp
@@ -44,6 +45,17 @@ def test_all_pairs_algorithms_above_the_sweep_limit_run_as_flow_classes():
     cell = performance_cell(FABRIC, "alltoall", (2**20,), ("direct",), max_pattern_flows=100, ecmp="pinned")
     assert cell["too_large"] == {}
     exact = performance_cell(FABRIC, "alltoall", (2**20,), ("direct",), ecmp="pinned")
+    assert cell["points"][0]["time_s"] == pytest.approx(exact["points"][0]["time_s"], rel=1e-9)
+
+
+def test_a_rail_design_with_nvlink_runs_all_to_all_as_flow_classes(monkeypatch):
+    """Its cards collapse to rail positions (each server's NVSwitch is an island): 128 cards start
+    from 32 x 128 entries, where every card its own group made 128 x 128, over this bound."""
+    monkeypatch.setattr(simulate_module, "MAX_CLASS_ENTRIES", 5_000)
+    rail = rail_optimised(servers=16, servers_per_unit=4, radix=16)
+    cell = performance_cell(rail, "alltoall", (2**20,), ("direct",), max_pattern_flows=100, ecmp="pinned")
+    assert cell["too_large"] == {}
+    exact = performance_cell(rail, "alltoall", (2**20,), ("direct",), ecmp="pinned")
     assert cell["points"][0]["time_s"] == pytest.approx(exact["points"][0]["time_s"], rel=1e-9)
 
 

@@ -21,16 +21,11 @@ import numpy as np
 from scipy import sparse
 
 from twin.simcore.algorithms import Phase, step_time
-from twin.simcore.compile import CompiledFabric, Routes, route
+from twin.simcore.compile import CompiledFabric, Routes, flow_keys, route
 from twin.simcore.congestion import max_min_rates
 from twin.simcore.transport import protocols_to_try
 
-__all__ = ["GroupRun", "arc_record", "flow_keys", "link_records", "route_phase", "run_groups"]
-
-
-def flow_keys(sources: np.ndarray, targets: np.ndarray) -> np.ndarray:
-    """ECMP hash keys of flows between card numbers, as ``Simulator`` builds them (one channel)."""
-    return (sources.astype(np.uint64) << np.uint64(20)) + targets.astype(np.uint64)
+__all__ = ["GroupRun", "arc_record", "link_records", "route_phase", "run_groups"]
 
 
 def route_phase(
@@ -39,7 +34,7 @@ def route_phase(
     """Route the flows of ``phase`` in every group (rows of ``groups``: card numbers by rank)."""
     sources = groups[:, phase.sources].ravel()
     targets = groups[:, phase.targets].ravel()
-    return route(compiled, sources, targets, mode=ecmp, seed=seed, flow_keys=flow_keys(sources, targets))
+    return route(compiled, sources, targets, mode=ecmp, seed=seed, flow_keys=flow_keys(compiled, sources, targets))
 
 
 @dataclass(frozen=True, eq=False)

@@ -34,9 +34,9 @@ import numpy as np
 from scipy import sparse
 from scipy.sparse import csgraph
 
-from twin.operations.concurrent import GroupRun, arc_record, flow_keys, link_records, route_phase, run_groups
+from twin.operations.concurrent import GroupRun, arc_record, link_records, route_phase, run_groups
 from twin.simcore.algorithms import BUS_FACTORS, Phase, phases_for
-from twin.simcore.compile import CompiledFabric, compile_fabric, route
+from twin.simcore.compile import CompiledFabric, compile_fabric, flow_keys, route
 from twin.simcore.errors import TwinCoreError
 from twin.simcore.model import Attrs, FabricSpec
 from twin.simcore.transport import transport_for
@@ -667,7 +667,7 @@ class _Refinement:
         flows_in_order = [(number, flow) for _, _, affected in swaps for number, flows in enumerate(affected) for flow in flows]
         sources = np.array([swapped[self.patterns[number].sources[flow]] for number, flow in flows_in_order], dtype=np.intp)
         targets = np.array([swapped[self.patterns[number].targets[flow]] for number, flow in flows_in_order], dtype=np.intp)
-        incidence = route(self.compiled, sources, targets, mode=self.ecmp, seed=self.seed, flow_keys=flow_keys(sources, targets)).incidence
+        incidence = route(self.compiled, sources, targets, mode=self.ecmp, seed=self.seed, flow_keys=flow_keys(self.compiled, sources, targets)).incidence
         new_arcs, new_mass = _rows(incidence, range(len(flows_in_order)))
         row = 0
         for first, second, affected in swaps:

@@ -27,7 +27,7 @@ import numpy as np
 from scipy import sparse
 
 from twin.simcore.algorithms import step_time
-from twin.simcore.compile import ECMP_MODES, CompiledFabric, compile_fabric, route
+from twin.simcore.compile import ECMP_MODES, CompiledFabric, compile_fabric, flow_keys, route
 from twin.simcore.congestion import max_min_rates
 from twin.simcore.errors import TwinCoreError
 from twin.simcore.model import FabricSpec
@@ -165,9 +165,9 @@ class CostModel:
         sizes = np.array([size for _, _, size in flows], dtype=float)
         count = len(flows)
         # Channel c of flow f is row c * count + f, keyed like the simulator's channel flows.
-        channel = np.repeat(np.arange(channels, dtype=np.uint64), count)
+        channel = np.repeat(np.arange(channels), count)
         all_sources, all_targets = np.tile(sources, channels), np.tile(targets, channels)
-        keys = (channel << np.uint64(40)) + (all_sources.astype(np.uint64) << np.uint64(20)) + all_targets.astype(np.uint64)
+        keys = flow_keys(compiled, all_sources, all_targets, channel)
         routes = route(compiled, all_sources, all_targets, mode=self.options.ecmp, seed=self.options.seed, flow_keys=keys)
         incidence = sparse.csr_array(routes.incidence)
         rates = _independent_rates(incidence, compiled.arc_capacity, np.tile(np.arange(count), channels))

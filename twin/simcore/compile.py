@@ -69,6 +69,7 @@ __all__ = [
     "all_pairs_entries",
     "compile_fabric",
     "compiled_with_links_down",
+    "flow_keys",
     "route",
     "route_all_pairs",
 ]
@@ -107,7 +108,7 @@ class CompiledFabric:
     arc_cost: np.ndarray
     arc_keys: np.ndarray  # tail * nodes + head, sorted
     arc_by_key: np.ndarray  # arc ids in arc_keys order
-    out_arcs: np.ndarray  # (nodes, max degree) arc ids by next node, parallel ones in port order, -1 padded
+    out_arcs: np.ndarray  # (nodes, most) arcs into transit nodes (next hops) by next node, parallel ones in port order, -1 padded
     card_uplinks: np.ndarray  # (nodes, most uplinks of a card) a card's arcs into transit nodes, -1 padded
     transit_column: np.ndarray  # node position -> column of transit_distance; the last (all inf) for cards
     transit_distance: np.ndarray  # (groups, transit nodes + 1) routing cost to the group's cards
@@ -115,6 +116,23 @@ class CompiledFabric:
     @property
     def node_count(self) -> int:
         return len(self.is_card)
+
+    @functools.cached_property
+    def hop_column(self) -> np.ndarray:
+        """Each arc's head as a column of ``transit_distance``, then the all-inf column: what
+        index -1 (padding) reads."""
+        return np.append(self.transit_column[self.arc_head], self.transit_distance.shape[1] - 1)
+
+    @functools.cached_property
+    def distance_by_column(self) -> np.ndarray:
+        """``transit_distance`` transposed (transit nodes x groups), for the all-pairs walk: the
+        distances of one node to many groups side by side."""
+        return np.ascontiguousarray(self.transit_distance.T)
+
+    @functools.cached_property
+    def hop_cost(self) -> np.ndarray:
+        """``arc_cost``, then 0 for index -1 (padding, see ``hop_column``)."""
+        return np.append(self.arc_cost, 0.0)
 
     def distance(self, groups: np.ndarray, nodes: np.ndarray) -> np.ndarray:
         """Routing cost from ``nodes`` (positions) to the cards of destination ``groups``, broadcast
@@ -261,7 +279,8 @@ def _with_routing(**fields) -> CompiledFabric:
     transit_nodes = np.flatnonzero(~is_card)
     transit_column = np.full(node_count, len(transit_nodes), dtype=np.intp)
     transit_column[transit_nodes] = np.arange(len(transit_nodes))
-    # Out arcs by next node, parallel ones in port order: pinned takes them in that order.
+    # Out arcs by next node, parallel ones in port order: pinned takes them in that order. An arc
+    # into a card is never a next hop (a path ends there, see route's exits).
     by_head = np.lexsort((fields["arc_port"], head))
     uplinks = by_head[(is_card[tail] & ~is_card[head])[by_head]]
     return CompiledFabric(
@@ -270,7 +289,7 @@ def _with_routing(**fields) -> CompiledFabric:
         arc_cost=arc_cost,
         arc_keys=keys[order],
         arc_by_key=order,
-        out_arcs=_padded_out_arcs(by_head, tail, node_count, min_width=1),
+        out_arcs=_padded_out_arcs(by_head[~is_card[head[by_head]]], tail, node_count, min_width=1),
         # No column at all when no card has a live uplink: a -1 would index an empty arc array.
         card_uplinks=_padded_out_arcs(uplinks, tail, node_count, min_width=0),
         transit_column=transit_column,
@@ -389,6 +408,19 @@ def _transit_distances(
     return distance
 
 
+def flow_keys(
+    compiled: CompiledFabric, sources: np.ndarray, targets: np.ndarray, channels: np.ndarray | None = None
+) -> np.ndarray:
+    """ECMP hash keys of flows ``sources[i] -> targets[i]`` (card numbers) on channels
+    ``channels[i]`` (default 0): the ends' routing indices (``card_route_index``), not their
+    numbers, so that a fabric listing its cards in another order hashes alike."""
+    index = compiled.card_route_index
+    keys = (index[sources].astype(np.uint64) << np.uint64(20)) + index[targets].astype(np.uint64)
+    if channels is not None:
+        keys += np.asarray(channels, dtype=np.uint64) << np.uint64(40)
+    return keys
+
+
 def route(
     compiled: CompiledFabric,
     sources: np.ndarray,
@@ -455,13 +487,14 @@ def route(
             break
         options, pair_of, pair_counts, pair_starts = _next_arcs(compiled, at, group, first_hop=hop == 0)
         if mode == "pinned":
-            chosen_flows, entry, chosen_mass = flows, np.arange(len(flows)), mass
-            slot = _pinned_slots(flows, pair_of, options, pair_counts, pair_starts, digits, compiled)
+            chosen_flows, chosen_mass = flows, mass
+            choice, digits[flows] = _pinned_choices(compiled, pair_of, options, pair_counts, digits[flows])
         else:
             chosen_flows, (entry, slot), chosen_mass = _choose(
                 flows, mass, pair_counts[pair_of], hop, mode, seed, keys, digits
             )
-        arcs = options[pair_starts[pair_of[entry]] + slot]
+            choice = pair_starts[pair_of[entry]] + slot
+        arcs = options[choice]
         recorded_flows.append(chosen_flows)
         recorded_arcs.append(arcs)
         recorded_mass.append(chosen_mass)
@@ -488,7 +521,7 @@ def all_pairs_entries(compiled: CompiledFabric, ranks: np.ndarray, mode: str) ->
     """The walk entries ``route_all_pairs`` starts from on ``ranks``, known before anything is
     allocated: (source groups) x (destinations: cards pinned, groups else), spraying times a
     card's uplinks. What callers refuse a pattern by; the walk checks each later hop itself."""
-    groups = len(np.unique(compiled.card_group[ranks]))
+    groups = len(_all_pairs_plan(compiled, np.asarray(ranks, dtype=np.intp)).group_size)
     if mode == "pinned":
         return groups * len(ranks)
     return groups * groups * max(1, compiled.card_uplinks.shape[1])
@@ -500,15 +533,23 @@ def route_all_pairs(compiled: CompiledFabric, ranks: np.ndarray, *, mode: str, m
     scale-out flows, and the others), its incidence the sum of its members' (flows on each
     arc), ``members`` its flow count, its latency and switch hops its members' largest.
 
-    The walk carries flow *mass* instead of flows. Cards of one destination group (same
-    attachments) are alike: a group's cards leave as one entry per destination group (pinned:
+    *Islands* first: a part of the fabric that only some cards reach and that is not joined to
+    the rest but through cards (a server's NVSwitch) can only carry flows between its own cards.
+    Those pairs, few, are routed flow by flow (``route``); every other pair avoids the islands,
+    so cards are alike when their attachments outside the islands are: the cards at one rail
+    position of a rail-optimised unit, whatever their servers (see ``_all_pairs_plan``).
+
+    The walk carries flow *mass* instead of flows. Cards of one group (same attachments outside
+    the islands) are alike: a group's cards leave as one entry per destination group (pinned:
     per destination card, whose digits steer), and entries merge wherever they meet at a node
     for the same group (and the same digits left). Each card's own uplinks get its share, less
-    its flow to itself; a group's mass arriving at its attachment spreads evenly over its cards,
-    exact for cards on one attachment each (every card receives p - 1 flows). ``"hash"`` is
-    taken at its expectation, an equal split over the equal-cost next hops as ``"spray"``: with
-    many flows on every arc a hash's collisions cost a few per cent more (the per-flow ``route``
-    counts them; ``tests/simcore/test_simcore_classes.py`` measures the gap).
+    its flows to itself and to its island partners; a group's mass arriving at its attachment
+    spreads over its cards by the flows each receives outside the islands, exact for cards on
+    one attachment each. ``"hash"`` is taken at its expectation, an equal split over the
+    equal-cost next hops as ``"spray"`` (islands included): with many flows on every arc a
+    hash's collisions cost a few per cent more (the per-flow ``route`` counts them;
+    ``tests/simcore/test_simcore_classes.py`` measures the gap). Destinations are walked a few
+    at a time (``_DESTINATIONS_AT_ONCE`` entries): entries only merge for one destination.
 
     Max-min over the classes (a class's rate applying to each of its members) is exact for the
     slowest flows: progressive filling's first level is the least capacity / flows crossing
@@ -522,139 +563,390 @@ def route_all_pairs(compiled: CompiledFabric, ranks: np.ndarray, *, mode: str, m
     if (compiled.is_card[compiled.arc_tail] & compiled.is_card[compiled.arc_head]).any():
         raise TwinCoreError("all-pairs flow classes need cards cabled to switches or NICs only, not to other cards")
     ranks = np.asarray(ranks, dtype=np.intp)
+    plan = _all_pairs_plan(compiled, ranks)
+    entries = all_pairs_entries(compiled, ranks, mode)
+    if entries > max_entries:
+        raise TwinCoreError(
+            f"all-pairs flow classes: a walk from {entries:,} walk entries, more than {max_entries:,} "
+            "(cards alike share an entry: here few are); use fewer ranks, d-mod-k routing or another algorithm"
+        )
+    arc_count = len(compiled.arc_tail)
+    totals = _ClassTotals(loads=np.zeros(2 * arc_count), latency=np.zeros(2), hops=np.zeros(2), members=np.zeros(2))
+    island_sources, island_targets = plan.island_pairs
+    for start in range(0, len(island_sources), _DESTINATIONS_AT_ONCE):
+        chosen = slice(start, start + _DESTINATIONS_AT_ONCE)
+        island_mode = "pinned" if mode == "pinned" else "spray"  # hashing at its expectation
+        flows = route(compiled, ranks[island_sources[chosen]], ranks[island_targets[chosen]], mode=island_mode)
+        klass = flows.scale_out.astype(np.intp)
+        coo = flows.incidence.tocoo()
+        _add(totals.loads, klass[coo.row], coo.col, coo.data, arc_count)
+        np.maximum.at(totals.latency, klass, flows.latency)
+        np.maximum.at(totals.hops, klass, flows.switch_hops)
+        totals.members[:] += np.bincount(klass, minlength=2)
+
+    group_count = len(plan.group_size)
+    cost = _group_costs(compiled, plan)  # (source group, target group) routing cost
+    # Flows between two groups' cards that the walk carries: all but to itself and island partners.
+    walked = np.outer(plan.group_size, plan.group_size) - np.diag(plan.group_size).astype(float)
+    np.subtract.at(walked, (plan.group_of_rank[island_sources], plan.group_of_rank[island_targets]), 1.0)
+    if not np.isfinite(cost[walked > 0]).all():
+        source, target = np.argwhere((walked > 0) & ~np.isfinite(cost))[0]
+        raise TwinCoreError(
+            f"no path from {compiled.card_ids[ranks[plan.group_rank[source]]]!r} to "
+            f"{compiled.card_ids[ranks[plan.group_rank[target]]]!r} (links down or missing?)"
+        )
+    # Pinned destinations in group order: a few groups at a time, their (node, group) pairs apart.
+    destinations = np.argsort(plan.group_of_rank, kind="stable") if mode == "pinned" else np.arange(group_count)
+    per_walk = max(1, _DESTINATIONS_AT_ONCE // group_count)
+    for start in range(0, len(destinations), per_walk):
+        _walk_destinations(compiled, plan, ranks, destinations[start : start + per_walk], cost, walked, mode, max_entries, totals)
+
+    used = np.flatnonzero(totals.members > 0)
+    rows = totals.loads.reshape(2, arc_count)[used]
+    rows[np.abs(rows) < 1e-9 * max(1.0, float(np.abs(rows).max(initial=0.0)))] = 0.0  # rounding
+    return Routes(
+        incidence=sparse.csr_array(rows),
+        latency=totals.latency[used],
+        switch_hops=totals.hops[used],
+        scale_out=used == 1,
+        members=totals.members[used],
+    )
+
+
+_DESTINATIONS_AT_ONCE = 1 << 21
+"""Walk entries (source groups x destinations) started at once, and island flows routed at once."""
+_ISLAND_FLOWS = 1024 * 1024
+"""Most pairs routed flow by flow as islands' (``_all_pairs_plan``): past it, no islands."""
+
+
+@dataclass(frozen=True, eq=False)
+class _AllPairsPlan:
+    """How ``route_all_pairs`` splits every rank to every other (positions in its ``ranks``)."""
+
+    group_of_rank: np.ndarray  # rank -> group: same attachments outside the islands
+    group_size: np.ndarray
+    group_rank: np.ndarray  # a rank standing for each group (its first)
+    group_card: np.ndarray  # that rank's card node
+    group_row: np.ndarray  # that card's row of ``transit_distance``: alike outside the islands
+    group_uplinks: np.ndarray  # (groups, width) that card's uplinks outside the islands, -1 padded
+    group_start: np.ndarray  # where each group's ranks start in ranks_by_group
+    ranks_by_group: np.ndarray  # ranks in group order
+    shared_first_hops: bool  # two groups' uplinks reach a common node (entries may meet there)
+    island_pairs: tuple[np.ndarray, np.ndarray]  # (sources, targets) sharing an island: routed flow by flow
+    island_partners: sparse.csr_array  # (groups, ranks): island partners of each rank in each group
+    arrival_share: np.ndarray  # rank -> share of its group's walked flows it receives
+
+
+@dataclass(frozen=True, eq=False)
+class _ClassTotals:
+    """What the walk adds up, per class (0 scale-up, 1 scale-out): flows per arc (class-major),
+    largest latency and switch hops, flows."""
+
+    loads: np.ndarray
+    latency: np.ndarray
+    hops: np.ndarray
+    members: np.ndarray
+
+
+@functools.lru_cache(maxsize=4)
+def _cached_plan(compiled: CompiledFabric, ranks_bytes: bytes) -> _AllPairsPlan:
+    ranks = np.frombuffer(ranks_bytes, dtype=np.intp)
+    card_nodes = compiled.card_nodes[ranks]
+    uplinks = compiled.card_uplinks[card_nodes]
+    rank_count, width = uplinks.shape
+    heads = compiled.arc_head[np.maximum(uplinks, 0)]
+    is_transit = ~compiled.is_card
+    between = is_transit[compiled.arc_tail] & is_transit[compiled.arc_head]
+    column = compiled.transit_column
+    transit_count = int(is_transit.sum())
+    graph = sparse.csr_array(
+        (np.ones(int(between.sum())), (column[compiled.arc_tail[between]], column[compiled.arc_head[between]])),
+        shape=(transit_count, transit_count),
+    )
+    components, component = csgraph.connected_components(graph, directed=False)
+    slot_component = np.where(uplinks >= 0, component[column[heads]], -1)
+    # Each (rank, component) once: a card reaches a component or not.
+    rank_component = np.unique(np.arange(rank_count).repeat(width) * (components + 1) + slot_component.ravel() + 1)
+    member_rank, member_component = np.divmod(rank_component, components + 1)
+    member_rank, member_component = member_rank[member_component > 0], member_component[member_component > 0] - 1
+    cards_on = np.bincount(member_component, minlength=components)
+    # Islands: every component but the most reached, if all their pairs fit.
+    island = np.zeros(components, dtype=bool)
+    if components > 1:
+        island[cards_on > 0] = True
+        island[np.argmax(cards_on)] = False
+        if int((cards_on[island].astype(np.int64) ** 2).sum()) > _ISLAND_FLOWS:
+            island[:] = False
+    island_slot = (slot_component >= 0) & island[np.maximum(slot_component, 0)]
+    outside = np.where(island_slot, -1, uplinks)
+
+    # Island pairs: every two ranks on one island, each pair once.
+    on_island = island[member_component]
+    island_rank, island_of = member_rank[on_island], member_component[on_island]
+    order = np.argsort(island_of, kind="stable")
+    island_rank, island_of = island_rank[order], island_of[order]
+    starts = np.searchsorted(island_of, island_of)
+    sizes = np.searchsorted(island_of, island_of, side="right") - starts
+    owner, partner = _expand(starts, sizes)
+    pair_key = np.unique(island_rank[owner].astype(np.int64) * rank_count + island_rank[partner])
+    sources, targets = np.divmod(pair_key, rank_count)
+    keep = sources != targets
+    sources, targets = sources[keep].astype(np.intp), targets[keep].astype(np.intp)
+
+    # Groups: the same (head, cost) attachments outside the islands, a set (parallel cables alike).
+    costs, cost_code = np.unique(compiled.arc_cost[np.maximum(outside, 0)], return_inverse=True)
+    slot_key = np.where(outside >= 0, heads.astype(np.int64) * len(costs) + cost_code.reshape(outside.shape), -1)
+    slot_key = np.sort(slot_key, axis=1)
+    if width > 1:
+        slot_key[:, 1:][slot_key[:, 1:] == slot_key[:, :-1]] = -1
+        slot_key = np.sort(slot_key, axis=1)
+    _, first_rank, group_of_rank = np.unique(slot_key, axis=0, return_index=True, return_inverse=True)
+    # Numbered by their first rank, as ranks come.
+    renumber = np.empty(len(first_rank), dtype=np.intp)
+    renumber[np.argsort(first_rank, kind="stable")] = np.arange(len(first_rank))
+    group_of_rank = renumber[group_of_rank.ravel()]
+    group_rank = np.sort(first_rank)
+    group_count = len(group_rank)
+    group_size = np.bincount(group_of_rank, minlength=group_count)
+
+    island_partners = sparse.csr_array(
+        (np.ones(len(sources)), (group_of_rank[sources], targets)), shape=(group_count, rank_count)
+    )
+    received = (rank_count - 1) - np.bincount(targets, minlength=rank_count)
+    group_received = np.bincount(group_of_rank, weights=received, minlength=group_count)
+    arrival_share = np.divide(received, group_received[group_of_rank], out=np.zeros(rank_count), where=group_received[group_of_rank] > 0)
+    group_uplinks = outside[group_rank]
+    reached = group_uplinks >= 0
+    group_heads = np.unique(np.nonzero(reached)[0] * compiled.node_count + compiled.arc_head[group_uplinks[reached]])
+    return _AllPairsPlan(
+        group_of_rank=group_of_rank,
+        group_size=group_size,
+        group_rank=group_rank,
+        group_card=card_nodes[group_rank],
+        group_row=compiled.card_group[ranks[group_rank]],
+        group_uplinks=group_uplinks,
+        group_start=np.cumsum(group_size) - group_size,
+        ranks_by_group=np.argsort(group_of_rank, kind="stable"),
+        shared_first_hops=bool(len(np.unique(group_heads % compiled.node_count)) < len(group_heads)),
+        island_pairs=(sources, targets),
+        island_partners=island_partners,
+        arrival_share=arrival_share,
+    )
+
+
+def _all_pairs_plan(compiled: CompiledFabric, ranks: np.ndarray) -> _AllPairsPlan:
+    """Islands, island pairs and groups of alike cards for ``route_all_pairs`` on ``ranks``.
+
+    The transit nodes (all but cards) fall into connected components, joined to one another
+    only through cards, which a path never crosses: a flow stays in one component, one both its
+    ends reach. Every component but the one most cards reach is an *island* (a server's
+    NVSwitch), if their pairs (cards on each, squared, summed) stay within ``_ISLAND_FLOWS``
+    (else none is: 16 super-nodes of 1,024 cards stay as they were). Pairs of cards on a common island are routed flow by flow; every other
+    pair's paths lie outside the islands, so cards are grouped by their attachments there."""
+    return _cached_plan(compiled, np.ascontiguousarray(ranks, dtype=np.intp).tobytes())
+
+
+def _group_costs(compiled: CompiledFabric, plan: _AllPairsPlan) -> np.ndarray:
+    """(source group, target group) routing cost from the source's standing card through its
+    uplinks outside the islands, where the target group's cards are alike."""
+    cost = np.full((len(plan.group_size), len(plan.group_size)), np.inf)
+    for slot in range(plan.group_uplinks.shape[1]):
+        uplink = plan.group_uplinks[:, slot]
+        head_column = compiled.transit_column[compiled.arc_head[np.maximum(uplink, 0)]]
+        through = compiled.arc_cost[uplink][:, None] + compiled.transit_distance[plan.group_row[None, :], head_column[:, None]]
+        cost = np.minimum(cost, np.where(uplink[:, None] >= 0, through, np.inf))
+    return cost
+
+
+def _walk_destinations(
+    compiled: CompiledFabric,
+    plan: _AllPairsPlan,
+    ranks: np.ndarray,
+    destinations: np.ndarray,
+    cost: np.ndarray,
+    walked: np.ndarray,
+    mode: str,
+    max_entries: int,
+    totals: _ClassTotals,
+) -> None:
+    """Walk every group's cards to ``destinations`` (pinned: ranks, else groups) and add their
+    flows to ``totals`` (see ``route_all_pairs``; ``cost`` and ``walked``: routing cost and flows
+    from a group's cards to another's)."""
     pinned = mode == "pinned"
     arc_count, node_count = len(compiled.arc_tail), compiled.node_count
-    rank_group = compiled.card_group[ranks]
-    groups, first_rank, group_size = np.unique(rank_group, return_index=True, return_counts=True)
-    rank_source = np.searchsorted(groups, rank_group)  # each rank's group, as its place in groups
-    group_card = compiled.card_nodes[ranks[first_rank]]  # a node standing for each group's cards
+    group_count, width = plan.group_uplinks.shape
+    count = len(destinations)
+    # Entries (source group S, destination): each card of S sends 1 (pinned) or n_T flows on it,
+    # less its flows to itself and to its island partners (``excluded``).
+    source = np.repeat(np.arange(group_count), count)
+    target = np.tile(plan.group_of_rank[destinations] if pinned else destinations, group_count)
+    if pinned:
+        per_card = np.ones(len(source))
+        partners = plan.island_partners[:, destinations].toarray().ravel()
+        mass = plan.group_size[source] - (source == target) - partners
+    else:
+        per_card = plan.group_size[target].astype(float)
+        mass = walked[source, target]
+    island_sources, island_targets = plan.island_pairs
+    position = np.full(len(ranks) if pinned else group_count, -1)
+    position[destinations] = np.arange(count)
+    excluded_rank = np.concatenate([np.arange(len(ranks)), island_sources])
+    excluded_to = np.concatenate([np.arange(len(ranks)), island_targets])
+    excluded_to = position[excluded_to if pinned else plan.group_of_rank[excluded_to]]
+    excluded_rank = excluded_rank[excluded_to >= 0]
+    excluded = plan.group_of_rank[excluded_rank] * count + excluded_to[excluded_to >= 0]
+    digits = compiled.card_route_index[ranks[np.tile(destinations, group_count)]] if pinned else np.zeros(len(source), np.intp)
+    # An entry without flows is left out, and so are its cards' exclusions (they add up to it).
+    moving = mass > 0
+    if not moving.all():
+        renumbered = np.cumsum(moving) - 1
+        excluded_rank, excluded = excluded_rank[moving[excluded]], renumbered[excluded[moving[excluded]]]
+        source, target, per_card, mass, digits = source[moving], target[moving], per_card[moving], mass[moving], digits[moving]
+    klass = (cost[source, target] > arc_count).astype(np.intp)  # 1: crosses a scale-out arc
+    totals.members[:] += np.bincount(klass, weights=mass, minlength=2)
 
-    # Entries (source group S, destination): a destination rank pinned (its digits steer), else a
-    # group T; each card of S sends 1 or n_T flows on it, less its flow to itself.
-    destinations = len(ranks) if pinned else len(groups)
-    entry_source = np.repeat(np.arange(len(groups)), destinations)
-    entry_destination = np.tile(np.arange(destinations), len(groups))
-    entry_target = rank_source[entry_destination] if pinned else entry_destination
-    per_card = np.ones(len(entry_target)) if pinned else group_size[entry_target].astype(float)
-    own = np.where(entry_source == entry_target, 1.0 if pinned else group_size[entry_source], 0.0)
-    entry_mass = group_size[entry_source] * per_card - own
-    own_entry = rank_source * destinations + (np.arange(len(ranks)) if pinned else rank_source)
-    start = group_card[entry_source]
-    cost = compiled.distance(groups[entry_target], start)
-    if not np.isfinite(cost[entry_mass > 0]).all():
-        stuck = int(np.flatnonzero((entry_mass > 0) & ~np.isfinite(cost))[0])
-        raise TwinCoreError(
-            f"no path from {compiled.card_ids[ranks[first_rank[entry_source[stuck]]]]!r} to "
-            f"{compiled.card_ids[ranks[first_rank[entry_target[stuck]]]]!r} (links down or missing?)"
-        )
-    entry_class = (cost > arc_count).astype(np.intp)  # 1: crosses a scale-out arc
-    digits = compiled.card_route_index[ranks[entry_destination]] if pinned else np.zeros(len(entry_target), np.intp)
-    loads = np.zeros(2 * arc_count)  # class * arcs + arc: flows on the arc
-    members = np.bincount(entry_class, weights=entry_mass, minlength=2)
-    latency, hops = np.zeros(2), np.zeros(2)
-
-    # First hop, worked out from each group's first card: every card of the group leaves the
-    # same way (same head, same place among parallel cables), less its own entry's share.
-    entry, arcs, share, digits = _step(compiled, start, groups[entry_target], digits, mode, first_hop=True, max_entries=max_entries)
-    key = (entry_source[entry] * 2 + entry_class[entry]) * arc_count + arcs
-    keys, inverse = np.unique(key, return_inverse=True)
-    key_flows = np.bincount(inverse, weights=share * per_card[entry])
-    key_source, key_class, key_arc = keys // (2 * arc_count), keys // arc_count % 2, keys % arc_count
-    keys_per_group = np.bincount(key_source, minlength=len(groups))
-    rank, chosen = _expand((np.cumsum(keys_per_group) - keys_per_group)[rank_source], keys_per_group[rank_source])
-    _add(loads, key_class[chosen], _same_place_arcs(compiled, key_arc[chosen], ranks[rank]), key_flows[chosen], arc_count)
-    first_choice = np.searchsorted(entry, own_entry)
-    rank, chosen = _expand(first_choice, np.searchsorted(entry, own_entry, side="right") - first_choice)
-    _add(loads, entry_class[entry[chosen]], _same_place_arcs(compiled, arcs[chosen], ranks[rank]), -share[chosen], arc_count)
-
-    head = compiled.arc_head[arcs]
-    state = _merged(
-        (entry_class[entry], head, entry_target[entry], digits),
-        (entry_mass[entry] * share, compiled.arc_latency[arcs], compiled.is_switch[head].astype(float)),
-        (node_count, len(groups)),
+    # First hop, worked out from each group's standing card: every card of the group leaves the
+    # same way (same head, same place among parallel cables), less its exclusions.
+    pairs, pair_of = _indexed(source.astype(np.int64) * group_count + target, group_count * group_count)
+    pair_source, pair_target = np.divmod(pairs, group_count)
+    set_of, options, columns, counts, starts = _next_options(
+        compiled, plan.group_uplinks[pair_source], plan.group_row[pair_target], cost[pair_source, pair_target], pair_source
     )
-    ranks_by_group = np.argsort(rank_source, kind="stable")
-    group_start = np.cumsum(group_size) - group_size
+    entry, choice, share, digits = _choices(
+        compiled, np.arange(len(source)), set_of[pair_of], options, counts, starts, digits, pinned, max_entries
+    )
+    arcs = options[choice]
+    key = (source[entry] * 2 + klass[entry]) * width + columns[choice]
+    flows = np.bincount(key, weights=share * per_card[entry], minlength=group_count * 2 * width)
+    used = np.flatnonzero(flows)
+    used_source, used_class, used_column = used // (2 * width), used // width % 2, used % width
+    member, place = _expand(plan.group_start[used_source], plan.group_size[used_source])
+    rank = plan.ranks_by_group[place]
+    uplinks = plan.group_uplinks[used_source[member], used_column[member]]
+    _add(totals.loads, used_class[member], _same_place_arcs(compiled, uplinks, ranks[rank]), flows[used][member], arc_count)
+    first_choice = np.searchsorted(entry, excluded)
+    owner, chosen = _expand(first_choice, np.searchsorted(entry, excluded, side="right") - first_choice)
+    arcs_out = _same_place_arcs(compiled, arcs[chosen], ranks[excluded_rank[owner]])
+    _add(totals.loads, klass[entry[chosen]], arcs_out, -share[chosen], arc_count)
+
+    # Entries sit at transit nodes from here on, held as their columns of ``transit_distance``.
+    keys = (klass[entry], compiled.hop_column[arcs], target[entry], digits)
+    values = (mass[entry] * share, compiled.arc_latency[arcs], compiled.is_switch[compiled.arc_head[arcs]].astype(float))
+    if plan.shared_first_hops:
+        keys, values = _merged(keys, values, group_count, compiled)
+    (klass, at, target, digits), (mass, delay, switches) = keys, values
+    transit_nodes = np.flatnonzero(~compiled.is_card)
     for _ in range(node_count):
-        (klass, at, target, digits), (mass, delay, switches) = state
         if not len(at):
             break
+        pairs, pair_of = _indexed(at.astype(np.int64) * group_count + target, len(transit_nodes) * group_count)
+        pair_column, pair_target = np.divmod(pairs, group_count)
+        pair_node = transit_nodes[pair_column]
+        here = compiled.transit_distance[plan.group_row[pair_target], pair_column]
         # Leave where an arc enters the target's cards at the best cost (alike for all of them).
-        exit_key = at * node_count + group_card[target]
+        exit_key = pair_node * node_count + plan.group_card[pair_target]
         lo = np.searchsorted(compiled.arc_keys, exit_key, side="left")
         hi = np.searchsorted(compiled.arc_keys, exit_key, side="right")
         exit_cost = np.where(hi > lo, compiled.arc_cost[compiled.arc_by_key[np.minimum(lo, arc_count - 1)]], np.inf)
-        leaving = exit_cost <= compiled.distance(groups[target], at) + 1e-9
-        if leaving.any():
-            # The mass spreads evenly over the group's ranks, over parallel cables as it steers.
-            owner, member = _expand(group_start[target[leaving]], group_size[target[leaving]])
+        pair_leaving = exit_cost <= here + 1e-9
+        leaving = pair_leaving[pair_of]
+        if pair_leaving.any():
+            # The mass spreads over the group's ranks by the flows each receives, over parallel
+            # cables as it steers.
+            owner, member = _expand(plan.group_start[target[leaving]], plan.group_size[target[leaving]])
             owner = np.flatnonzero(leaving)[owner]
-            cards = compiled.card_nodes[ranks[ranks_by_group[member]]]
-            first_arc = np.searchsorted(compiled.arc_keys, at[owner] * node_count + cards)
-            parallel = np.searchsorted(compiled.arc_keys, at[owner] * node_count + cards, side="right") - first_arc
+            rank = plan.ranks_by_group[member]
+            arc_key = transit_nodes[at[owner]] * node_count + compiled.card_nodes[ranks[rank]]
+            first_arc = np.searchsorted(compiled.arc_keys, arc_key)
+            parallel = np.searchsorted(compiled.arc_keys, arc_key, side="right") - first_arc
             if pinned:
                 exits, exit_share = compiled.arc_by_key[first_arc + digits[owner] % parallel], np.ones(len(owner))
             else:
                 split, slot = _expand(first_arc, parallel)
-                exits, exit_share, owner = compiled.arc_by_key[slot], 1.0 / parallel[split], owner[split]
-            _add(loads, klass[owner], exits, mass[owner] / group_size[target[owner]] * exit_share, arc_count)
-            np.maximum.at(latency, klass[owner], delay[owner] + compiled.arc_latency[exits])
-            np.maximum.at(hops, klass[owner], switches[owner])
-        stay = ~leaving
-        klass, at, target, digits, mass, delay, switches = (
-            array[stay] for array in (klass, at, target, digits, mass, delay, switches)
-        )
-        if not len(at):
+                exits, exit_share, owner, rank = compiled.arc_by_key[slot], 1.0 / parallel[split], owner[split], rank[split]
+            _add(totals.loads, klass[owner], exits, mass[owner] * plan.arrival_share[rank] * exit_share, arc_count)
+            np.maximum.at(totals.latency, klass[owner], delay[owner] + compiled.arc_latency[exits])
+            np.maximum.at(totals.hops, klass[owner], switches[owner])
+            moving = np.flatnonzero(~leaving)
+        else:
+            moving = np.arange(len(at))
+        if not len(moving):
             break
-        entry, arcs, share, digits = _step(compiled, at, groups[target], digits, mode, first_hop=False, max_entries=max_entries)
-        _add(loads, klass[entry], arcs, mass[entry] * share, arc_count)
-        head = compiled.arc_head[arcs]
-        state = _merged(
-            (klass[entry], head, target[entry], digits),
-            (mass[entry] * share, delay[entry] + compiled.arc_latency[arcs], switches[entry] + compiled.is_switch[head]),
-            (node_count, len(groups)),
+        set_of, options, _, counts, starts = _next_options(
+            compiled, compiled.out_arcs[pair_node], plan.group_row[pair_target], here, pair_node
+        )
+        entry, choice, share, digits = _choices(
+            compiled, moving, set_of[pair_of[moving]], options, counts, starts, digits[moving], pinned, max_entries
+        )
+        arcs = options[choice]
+        _add(totals.loads, klass[entry], arcs, mass[entry] * share, arc_count)
+        (klass, at, target, digits), (mass, delay, switches) = _merged(
+            (klass[entry], compiled.hop_column[arcs], target[entry], digits),
+            (mass[entry] * share, delay[entry] + compiled.arc_latency[arcs], switches[entry] + compiled.is_switch[compiled.arc_head[arcs]]),
+            group_count,
+            compiled,
         )
     else:
         raise TwinCoreError("routing did not converge: a loop in the shortest-path graph")
-    used = np.flatnonzero(members > 0)
-    rows = loads.reshape(2, arc_count)[used]
-    rows[np.abs(rows) < 1e-9 * max(1.0, float(np.abs(rows).max(initial=0.0)))] = 0.0  # rounding
-    return Routes(
-        incidence=sparse.csr_array(rows),
-        latency=latency[used],
-        switch_hops=hops[used],
-        scale_out=used == 1,
-        members=members[used],
-    )
 
 
-def _step(
+def _choices(
     compiled: CompiledFabric,
-    at: np.ndarray,
-    group: np.ndarray,
+    entries: np.ndarray,
+    set_of: np.ndarray,
+    options: np.ndarray,
+    counts: np.ndarray,
+    starts: np.ndarray,
     digits: np.ndarray,
-    mode: str,
-    *,
-    first_hop: bool,
+    pinned: bool,
     max_entries: int,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """One hop of walk entries at nodes ``at`` towards ``group``: (entry, arc, share of the
-    entry's mass, digits after the hop) per choice; pinned one choice an entry, else an equal
-    split (spray, and hash at its expectation). Refuses a hop of more than ``max_entries``."""
-    options, pair_of, pair_counts, pair_starts = _next_arcs(compiled, at, group, first_hop=first_hop)
-    choices = len(at) if mode == "pinned" else int(pair_counts[pair_of].sum())
+    """One hop of walk ``entries`` (``set_of`` and ``digits``: each one's choice set among
+    ``_next_options``'s and its digits): (entry, option, share of the entry's mass, digits after
+    the hop) per choice; pinned one choice an entry, else an equal split (spray, and hash at its
+    expectation). Refuses a hop of more than ``max_entries``."""
+    choices = len(entries) if pinned else int(counts[set_of].sum())
     if choices > max_entries:
         raise TwinCoreError(
             f"all-pairs flow classes: a hop of {choices:,} walk entries, more than {max_entries:,} "
             "(cards alike share an entry: here few are); use fewer ranks, d-mod-k routing or another algorithm"
         )
-    if mode == "pinned":
-        digits = digits.copy()
-        entry = np.arange(len(at))
-        slot = _pinned_slots(entry, pair_of, options, pair_counts, pair_starts, digits, compiled)
-        return entry, options[pair_starts[pair_of] + slot], np.ones(len(at)), digits
-    entry, choice = _expand(pair_starts[pair_of], pair_counts[pair_of])
-    return entry, options[choice], 1.0 / pair_counts[pair_of][entry], digits[entry]
+    if pinned:
+        choice, digits = _pinned_choices(compiled, set_of, options, counts, digits)
+        return entries, choice, np.ones(len(entries)), digits
+    owner, choice = _expand(starts[set_of], counts[set_of])
+    return entries[owner], choice, 1.0 / counts[set_of][owner], digits[owner]
+
+
+def _indexed(keys: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(keys, return_inverse=True)`` for keys in ``0 .. bound - 1``: by a table when
+    ``bound`` is small, else by one sort."""
+    if bound <= max(1 << 23, 2 * len(keys)):
+        seen = np.zeros(bound, dtype=bool)
+        seen[keys] = True
+        unique = np.flatnonzero(seen)
+        place = np.empty(bound, dtype=np.int32 if len(unique) < 2**31 else np.intp)
+        place[unique] = np.arange(len(unique))
+        return unique, place[keys]
+    order, firsts = _sorted_runs(keys, bound)
+    inverse = np.empty(len(keys), dtype=np.intp)
+    inverse[order] = np.repeat(np.arange(len(firsts)), np.diff(np.append(firsts, len(keys))))
+    return keys[order[firsts]], inverse
+
+
+def _sorted_runs(keys: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
+    """The order sorting ``keys`` (in ``0 .. bound - 1``) and where each run of equal keys starts
+    in it. Keys and positions packed into one int64 sort when they fit: several times faster
+    than an argsort."""
+    position_bits = max(1, (len(keys) - 1).bit_length())
+    if (bound - 1).bit_length() + position_bits <= 63:
+        packed = np.sort((keys.astype(np.int64) << position_bits) | np.arange(len(keys), dtype=np.int64))
+        order, ordered = packed & ((1 << position_bits) - 1), packed >> position_bits
+    else:
+        order = np.argsort(keys)
+        ordered = keys[order]
+    firsts = np.flatnonzero(np.concatenate([[True], ordered[1:] != ordered[:-1]])) if len(keys) else np.empty(0, np.intp)
+    return order, firsts
 
 
 def _expand(starts: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -679,25 +971,27 @@ def _same_place_arcs(compiled: CompiledFabric, arcs: np.ndarray, cards: np.ndarr
     return compiled.arc_by_key[np.searchsorted(compiled.arc_keys, compiled.card_nodes[cards] * node_count + head) + place]
 
 
-def _merged(keys: tuple, values: tuple, sizes: tuple[int, int]) -> tuple[tuple, tuple]:
-    """Walk entries with equal (class, node, target, digits) as one: mass summed, latency and
-    switch hops their largest."""
-    klass, node, target, digits = keys
+def _merged(keys: tuple, values: tuple, target_count: int, compiled: CompiledFabric) -> tuple[tuple, tuple]:
+    """Walk entries with equal (class, node column, target, digits) as one: mass summed, latency
+    and switch hops their largest."""
+    klass, column, target, digits = keys
     mass, delay, switches = values
-    node_count, target_count = sizes
-    span = int(digits.max(initial=0)) + 1
-    combined = ((klass.astype(np.int64) * node_count + node) * target_count + target) * span + digits
-    order = np.argsort(combined, kind="stable")
-    combined = combined[order]
-    first = np.flatnonzero(np.concatenate([[True], combined[1:] != combined[:-1]])) if len(combined) else np.empty(0, np.intp)
-    pick = order[first]
+    if not len(column):
+        return keys, values
+    # (target, digits) first, numbered among those present: the key then stays small enough to
+    # index by a table rather than a sort.
+    span = int(digits.max()) + 1
+    states, state_of = _indexed(target.astype(np.int64) * span + digits, target_count * span)
+    columns = compiled.transit_distance.shape[1]
+    merged, merged_of = _indexed((klass.astype(np.int64) * columns + column) * len(states) + state_of, 2 * columns * len(states))
+    place, state = np.divmod(merged, len(states))
+    merged_target, merged_digits = np.divmod(states[state], span)
+    longest, most_switches = np.zeros(len(merged)), np.zeros(len(merged))
+    np.maximum.at(longest, merged_of, delay)
+    np.maximum.at(most_switches, merged_of, switches)
     return (
-        (klass[pick], node[pick], target[pick], digits[pick]),
-        (
-            np.add.reduceat(mass[order], first) if len(first) else mass[:0],
-            np.maximum.reduceat(delay[order], first) if len(first) else delay[:0],
-            np.maximum.reduceat(switches[order], first) if len(first) else switches[:0],
-        ),
+        (place // columns, place % columns, merged_target, merged_digits),
+        (np.bincount(merged_of, weights=mass, minlength=len(merged)), longest, most_switches),
     )
 
 
@@ -713,7 +1007,7 @@ def _choose(
 ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray], np.ndarray]:
     """Pick next-hop slots among ``counts`` options: returns (flow, (entry, slot), mass) per
     chosen option. Pinned takes the next digit of the flow's destination index, as for
-    parallel links (see ``_pinned_slots``)."""
+    parallel links (see ``_pinned_choices``)."""
     entries = np.arange(len(flows))
     if mode == "spray":
         entry = np.repeat(entries, counts)
@@ -731,53 +1025,62 @@ def _next_arcs(
     compiled: CompiledFabric, at: np.ndarray, group: np.ndarray, *, first_hop: bool
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The equal-cost next arcs from nodes ``at`` towards destination ``group``s, worked out once
-    per distinct (node, group) pair: (the pairs' valid arcs one pair after the other, each
-    entry's pair, arcs per pair, first arc of each pair), in out-arc order: by next node,
-    parallel links in port order."""
-    group_count, width = compiled.transit_distance.shape
+    per distinct (node, group) pair and kept once per choice set (``_next_options``): (the sets'
+    valid arcs one set after the other, each entry's set, arcs per set, first arc of each set),
+    in out-arc order: by next node, parallel links in port order."""
+    group_count = compiled.transit_distance.shape[0]
     unique_pairs, pair_of = np.unique(at.astype(np.int64) * group_count + group, return_inverse=True)
     pair_node, pair_group = np.divmod(unique_pairs, group_count)
     # Flows start on cards, where the next hops can only be uplinks (a path never crosses a
     # card): a card's few instead of the widest switch's out arcs.
     candidates = (compiled.card_uplinks if first_hop else compiled.out_arcs)[pair_node]
-    safe = np.maximum(candidates, 0)
-    # One flat gather instead of a 2-D one: a card's column is all inf, so an arc into a card is
-    # never a next hop.
-    beyond = compiled.transit_distance.ravel()[pair_group[:, None] * width + compiled.transit_column[compiled.arc_head[safe]]]
-    valid = (candidates >= 0) & (
-        np.abs(compiled.arc_cost[safe] + beyond - compiled.distance(pair_group, pair_node)[:, None]) < 1e-9
+    set_of, options, _, set_counts, set_starts = _next_options(
+        compiled, candidates, pair_group, compiled.distance(pair_group, pair_node), pair_node
     )
-    valid_pairs, valid_slots = np.nonzero(valid)
-    options = candidates[valid_pairs, valid_slots]
-    pair_counts = np.bincount(valid_pairs, minlength=len(unique_pairs))
-    return options, pair_of, pair_counts, np.cumsum(pair_counts) - pair_counts
+    return options, set_of[pair_of], set_counts, set_starts
 
 
-def _pinned_slots(
-    flows: np.ndarray,
-    pair_of: np.ndarray,
-    options: np.ndarray,
-    pair_counts: np.ndarray,
-    pair_starts: np.ndarray,
-    digits: np.ndarray,
-    compiled: CompiledFabric,
-) -> np.ndarray:
-    """d-mod-k over one hop: each flow's slot among its pair's ``options`` (``_next_arcs``,
-    grouped by next node: runs of parallel links). The next node is the destination's digit
-    modulo the distinct next nodes, and that digit is used up (``digits[flows]`` is divided in
-    place); the parallel link is the next digit, kept for the next hop."""
-    entry_pair = np.repeat(np.arange(len(pair_counts)), pair_counts)
-    entry_node = compiled.arc_head[options]
+def _next_options(
+    compiled: CompiledFabric, candidates: np.ndarray, rows: np.ndarray, distance: np.ndarray, candidate_of: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The equal-cost next arcs among ``candidates`` (pairs x width arc ids, -1 padded; alike for
+    pairs of one ``candidate_of``) towards the cards of ``transit_distance`` rows ``rows``, from
+    nodes at ``distance``. Pairs with the same candidates and valid ones share a *choice set*
+    (a switch's way up serves every destination above it): (each pair's set, then the sets'
+    arcs one set after the other, each one's column in ``candidates``, arcs per set, first arc
+    of each set)."""
+    groups = compiled.transit_distance.shape[0]
+    # One flat gather instead of a 2-D one, a node's distances to many groups side by side: a
+    # card's column is all inf, so an arc into a card is never a next hop, and neither is
+    # padding (-1: the all-inf column too).
+    beyond = compiled.distance_by_column.ravel()[compiled.hop_column[candidates] * groups + rows[:, None]]
+    valid = np.abs(compiled.hop_cost[candidates] + beyond - distance[:, None]) < 1e-9
+    bits = np.packbits(valid, axis=1, bitorder="little")
+    bits = np.pad(bits, ((0, 0), (0, -bits.shape[1] % 8))).view(np.uint64)
+    _, first, set_of = np.unique(np.column_stack([candidate_of.astype(np.uint64), bits]), axis=0, return_index=True, return_inverse=True)
+    valid_sets, valid_columns = np.nonzero(valid[first])
+    counts = np.bincount(valid_sets, minlength=len(first))
+    return set_of.ravel(), candidates[first][valid_sets, valid_columns], valid_columns, counts, np.cumsum(counts) - counts
+
+
+def _pinned_choices(
+    compiled: CompiledFabric, set_of: np.ndarray, options: np.ndarray, set_counts: np.ndarray, digits: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """d-mod-k over one hop: each entry's choice among the ``options`` of its choice set
+    (``set_of``; ``_next_options``, grouped by next node: runs of parallel links), and its digits
+    after the hop. The next node is the destination's digit modulo the distinct next nodes, and that digit
+    is used up; the parallel link is the next digit, kept for the next hop."""
+    option_set = np.repeat(np.arange(len(set_counts)), set_counts)
+    option_node = compiled.arc_head[options]
     new_run = np.ones(len(options), dtype=bool)
-    new_run[1:] = (entry_pair[1:] != entry_pair[:-1]) | (entry_node[1:] != entry_node[:-1])
+    new_run[1:] = (option_set[1:] != option_set[:-1]) | (option_node[1:] != option_node[:-1])
     run_starts = np.flatnonzero(new_run)
     run_lengths = np.diff(np.append(run_starts, len(options)))
-    runs_per_pair = np.bincount(entry_pair[run_starts], minlength=len(pair_counts))
-    first_run = np.cumsum(runs_per_pair) - runs_per_pair
-    choices = runs_per_pair[pair_of]
-    run = first_run[pair_of] + digits[flows] % choices
-    digits[flows] //= choices
-    return run_starts[run] + digits[flows] % run_lengths[run] - pair_starts[pair_of]
+    runs_per_set = np.bincount(option_set[run_starts], minlength=len(set_counts))
+    first_run = np.cumsum(runs_per_set) - runs_per_set
+    left, picked = np.divmod(digits, runs_per_set[set_of])
+    run = first_run[set_of] + picked
+    return run_starts[run] + left % run_lengths[run], left
 
 
 def _hash(keys: np.ndarray, seed: int, hop: int) -> np.ndarray:

@@ -25,7 +25,7 @@ import numpy as np
 from scipy import sparse
 
 from twin.simcore.algorithms import ALL_PAIRS, BUS_FACTORS, Phase, algorithms_for, phases_for, step_time
-from twin.simcore.compile import CompiledFabric, Routes, all_pairs_entries, compile_fabric, route, route_all_pairs
+from twin.simcore.compile import CompiledFabric, Routes, all_pairs_entries, compile_fabric, flow_keys, route, route_all_pairs
 from twin.simcore.congestion import max_min_rates
 from twin.simcore.errors import TwinCoreError
 from twin.simcore.model import FabricSpec
@@ -37,10 +37,9 @@ MAX_PATTERN_FLOWS = 4_200_000
 """Largest flow pattern routed flow by flow (flows x channels): all pairs of 2,048 ranks. An
 all-pairs pattern above it runs as flow classes."""
 MAX_CLASS_ENTRIES = 20_000_000
-"""Most walk entries an all-pairs pattern as flow classes holds at one hop: a few GB at most
-(about 100 bytes an entry). ``too_large`` refuses by the entries it starts from
-(``all_pairs_entries``), the walk any later hop over it. A 16,384-card fat-tree starts from 8.4
-million pinned, 262,144 sprayed."""
+"""Most walk entries an all-pairs pattern as flow classes starts from: ``too_large`` refuses by
+that count (``all_pairs_entries``), the walk any later hop of a batch over it. A 16,384-card
+fat-tree, or rail design with NVLink, starts from 8.4 million pinned, 262,144 sprayed."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -58,6 +57,21 @@ class _Pattern:
         """Flows of the pattern: its rows, or their members when the rows are flow classes."""
         members = self.routes.members
         return self.routes.incidence.shape[0] if members is None else float(members.sum())
+
+    @functools.cached_property
+    def arc_flows(self) -> np.ndarray:
+        """Flows on each arc (a class's members count): bytes per arc are these times the bytes
+        a flow moves, whatever the message size."""
+        return self.routes.incidence.T @ np.ones(self.routes.incidence.shape[0])
+
+    @functools.cached_property
+    def arc_rates(self) -> tuple[np.ndarray, np.ndarray]:
+        """(load in bytes/s, fastest flow's rate) on each arc at the max-min rates."""
+        incidence = self.routes.incidence
+        rows = np.repeat(np.arange(incidence.shape[0]), np.diff(incidence.indptr))
+        fastest = np.zeros(incidence.shape[1])
+        np.maximum.at(fastest, incidence.indices, self.rates[rows])
+        return incidence.T @ self.rates, fastest
 
     def flow_costs(self, transport: Transport, protocol: str) -> FlowCosts:
         if protocol not in self.costs:
@@ -139,11 +153,7 @@ class Simulator:
             )
         sources = np.tile(self.ranks[phase.sources], self.channels)
         targets = np.tile(self.ranks[phase.targets], self.channels)
-        # Hashed on the ends' routing indices, not their numbers: the fabric's order must not matter.
-        index = self.compiled.card_route_index
-        keys = (
-            np.repeat(np.arange(self.channels, dtype=np.uint64), len(phase.sources)) << np.uint64(40)
-        ) + (index[sources].astype(np.uint64) << np.uint64(20)) + index[targets].astype(np.uint64)
+        keys = flow_keys(self.compiled, sources, targets, np.repeat(np.arange(self.channels), len(phase.sources)))
         if phase.in_switch:
             routes, rates = self._reduction_tree(sources)
         else:
@@ -378,8 +388,7 @@ class Evaluation:
         """Bytes on each compiled arc over the whole collective (whatever the protocol)."""
         total = 0.0
         for phase, pattern in self._loads:
-            flows = pattern.routes.incidence.shape[0]
-            total = total + phase.steps * (pattern.routes.incidence.T @ np.full(flows, phase.bytes_per_flow / pattern.channels))
+            total = total + phase.steps * phase.bytes_per_flow / pattern.channels * pattern.arc_flows
         return total
 
     def result(self, simulator: Simulator, top_links: int) -> dict[str, Any]:
@@ -390,7 +399,7 @@ class Evaluation:
         link_bytes = np.bincount(compiled.arc_link, weights=self.arc_bytes, minlength=link_count)
         link_utilization = np.zeros(link_count)
         np.maximum.at(link_utilization, compiled.arc_link, arc_utilization)
-        hottest = np.argsort(-arc_utilization, kind="stable")[:top_links]
+        hottest = _hottest(arc_utilization, top_links)
         algbw = float(self.size_bytes / self.time / 1e9)
         bound = "latency" if self.latency > self.bandwidth else "bandwidth"
         return {
@@ -432,10 +441,7 @@ class Evaluation:
         arcs = incidence.indices[incidence.indptr[slowest] : incidence.indptr[slowest + 1]]
         if not len(arcs):
             return {"link_class": None, "domain": None, "bound": bound, "utilization": 0.0}
-        rows = np.repeat(np.arange(incidence.shape[0]), np.diff(incidence.indptr))
-        fastest_on_arc = np.zeros(len(compiled.arc_tail))
-        np.maximum.at(fastest_on_arc, incidence.indices, pattern.rates[rows])
-        load = incidence.T @ pattern.rates
+        load, fastest_on_arc = pattern.arc_rates
         full = load[arcs] >= compiled.arc_capacity[arcs] * (1 - 1e-6)
         limiting = full & (fastest_on_arc[arcs] <= pattern.rates[slowest] * (1 + 1e-6))
         candidates = arcs[limiting] if limiting.any() else arcs[np.argmax(load[arcs] / compiled.arc_capacity[arcs])][None]
@@ -467,6 +473,20 @@ def simulate(
     ('Simple', 42.3, 'bandwidth', 'card-leaf (scale-up)')
     """
     return Simulator(spec, **options).run(collective, size_bytes, algorithm, protocol, top_links=top_links)
+
+
+def _hottest(utilization: np.ndarray, count: int) -> np.ndarray:
+    """The ``count`` arcs of highest ``utilization``, highest first, ties in arc order (a stable
+    sort's first ``count``) without sorting every arc."""
+    if count <= 0:
+        return np.empty(0, dtype=np.intp)
+    if count >= len(utilization):
+        return np.argsort(-utilization, kind="stable")
+    threshold = np.partition(utilization, len(utilization) - count)[len(utilization) - count]
+    above = np.flatnonzero(utilization > threshold)
+    tied = np.flatnonzero(utilization == threshold)[: count - len(above)]
+    chosen = np.concatenate([above, tied])
+    return chosen[np.argsort(-utilization[chosen], kind="stable")]
 
 
 def _reverse_arcs(compiled: CompiledFabric, arcs: np.ndarray) -> np.ndarray:
