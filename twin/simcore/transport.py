@@ -169,6 +169,14 @@ class Transport:
     direct_max_ranks: int = 16
     switch_latency_ns: float = 100.0
 
+    def __post_init__(self) -> None:
+        if self.in_switch_channels < 1:
+            raise TwinCoreError(f"in_switch_channels {self.in_switch_channels}; expected at least 1")
+        if self.in_switch_chunk_bytes < 1:
+            raise TwinCoreError(f"in_switch_chunk_bytes {self.in_switch_chunk_bytes}; expected at least 1 byte")
+        if self.in_switch_latency_ns < 0 or self.in_switch_step_latency_ns < 0:
+            raise TwinCoreError("in-switch latencies must be non-negative numbers of ns")
+
     def flow_costs(self, protocol: str, scale_out: np.ndarray, path_latency: np.ndarray) -> FlowCosts:
         """``protocol``'s costs for flows crossing scale-out (``scale_out``) or not, with their
         path latencies (s)."""
@@ -187,14 +195,6 @@ class Transport:
             chunks_in_flight=per_flow(up.chunks_in_flight, out.chunks_in_flight),
             peer_issue=per_flow(self.scale_up.peer_issue_ns, self.scale_out.peer_issue_ns) * 1e-9,
         )
-
-    def __post_init__(self) -> None:
-        if self.in_switch_channels < 1:
-            raise TwinCoreError(f"in_switch_channels {self.in_switch_channels}; expected at least 1")
-        if self.in_switch_chunk_bytes < 1:
-            raise TwinCoreError(f"in_switch_chunk_bytes {self.in_switch_chunk_bytes}; expected at least 1 byte")
-        if self.in_switch_latency_ns < 0 or self.in_switch_step_latency_ns < 0:
-            raise TwinCoreError("in-switch latencies must be non-negative numbers of ns")
 
     def in_switch_startup(self, size_bytes: float, heads: int) -> float:
         """Fixed cost (s) of an in-switch step reducing ``size_bytes`` a rank over ``heads`` ranks:
