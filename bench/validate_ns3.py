@@ -20,8 +20,8 @@ Without it the ns-3 lines say why and the rest still runs. Its Python bindings c
 headers when imported: about 30 s of CPU per run here, included in its CPU figure.
 
 Issue 13 quotes single path 10.18 ms and spray 6.19 ms for this case, without a message size:
-``--mib 28.6102294921875 --gbps 100`` (30 MB at 100 Gb/s) gives ns-3 10.11 and 5.93 ms
-(docs/simulation.md has the table).
+``--mib 28.6102294921875 --gbps 100`` (30 MB at 100 Gb/s) gives ns-3 10.11 and 5.93 ms,
+``--mib 114.44091796875`` (120 MB at 400 Gb/s) 10.12 and 6.46 ms (docs/simulation.md).
 """
 
 from __future__ import annotations
