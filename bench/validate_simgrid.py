@@ -1,11 +1,10 @@
 """The twin against a peer simulator, SimGrid 3.32 (flow level, max-min), on the same fabrics,
-routes and flows; then the twin calibrated on one measured curve against another.
+routes and flows (the twin calibrated on one measured curve against another is
+``bench/validate_nccl_curves.py``; against ns-3, packet level, ``bench/validate_ns3.py``).
 
 Run from the repository root: ``.venv/bin/python bench/validate_simgrid.py [--quick]``.
 SimGrid is Debian's ``python3-simgrid`` (``apt-get install python3-simgrid``), built for
-``/usr/bin/python3``: ``bench/simgrid_flows.py`` runs there, fed with plain JSON. ns-3
-(``pip install ns3`` into a separate venv, ``NS3_PYTHON``, default ``/tmp/ns3venv/bin/python``)
-is only looked for: no packet-level case is written yet, and the bench says so.
+``/usr/bin/python3``: ``bench/simgrid_flows.py`` runs there, fed with plain JSON.
 
 Cases (issue 13, item 6; figures printed, not asserted):
 
@@ -16,9 +15,7 @@ Cases (issue 13, item 6; figures printed, not asserted):
    (SimGrid is not run on more than ``SIMGRID_MAX_FLOWS`` flows at once: all-to-all at 1,024);
 2. the 16-host 2:1 leaf-spine (k = 6: 4 leaves of 4 hosts, 2 uplinks each, 2 spines), host i
    sending 1 GiB to host i + 4: single path (per-flow hash) and ideal spray, twin and SimGrid
-   (a sprayed flow is one SimGrid flow per path, with the path's share of the bytes);
-3. the twin calibrated on MODELLING.md's 8x H100 NVLS curve (in-switch latency and
-   efficiency) predicting the 8x H200 curve: target within 10 % at every size >= 1 MiB.
+   (a sprayed flow is one SimGrid flow per path, with the path's share of the bytes).
 
 ``--quick`` runs case 1 at 256 cards only.
 """
@@ -26,7 +23,6 @@ Cases (issue 13, item 6; figures printed, not asserted):
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -37,17 +33,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 
 from twin.simcore.algorithms import phases_for  # noqa: E402
-from twin.simcore.calibrate import calibrate  # noqa: E402
 from twin.simcore.compile import route  # noqa: E402
 from twin.simcore.congestion import max_min_rates  # noqa: E402
 from twin.simcore.generate import fat_tree  # noqa: E402
-from twin.simcore.model import FabricSpec, LinkSpec, NodeSpec  # noqa: E402
 from twin.simcore.simulate import Simulator  # noqa: E402
 from twin.simcore.transport import PROTOCOLS  # noqa: E402
 
 SIMGRID_PYTHON = "/usr/bin/python3"
 RUNNER = Path(__file__).resolve().parent / "simgrid_flows.py"
-NS3_PYTHON = os.environ.get("NS3_PYTHON", "/tmp/ns3venv/bin/python")
 GIB = 2**30
 # Every overhead the flow model does not share with SimGrid, zeroed: a step is then the route
 # latency plus the bytes at the max-min rate, as in SimGrid's CM02 model.
@@ -59,10 +52,6 @@ ZERO_OVERHEADS = {
     }
     for domain in ("scale_up", "scale_out")
 }
-# MODELLING.md section 6: all_reduce_perf busbw (GB/s), 8 GPUs behind NVSwitch, NVLS.
-CURVE_SIZES = [2**20, 2**24, 2**26, 2**28, 2**30, 2**33]
-H100_BUSBW = [43.70, 234.45, 361.78, 423.38, 466.35, 478.87]
-H200_BUSBW = [52.96, 240.41, 368.11, 432.24, 467.58, 479.98]
 
 
 def simgrid_available() -> str | None:
@@ -177,43 +166,7 @@ def permutation_case() -> None:
         print(f"shift-by-4, {mode:<6} ({'single path' if mode != 'spray' else 'ideal spray'})   twin {twin_time * 1e3:8.2f} ms ({twin_cpu:5.3f} s CPU)   "
               f"SimGrid {peer['time_s'] * 1e3:8.2f} ms ({peer['cpu_s']:5.3f} s CPU)   gap {100 * (twin_time / peer['time_s'] - 1):+.3f} %")
     print(f"single path / spray: twin {answers['hash'][0] / answers['spray'][0]:.3f} (hash), {answers['pinned'][0] / answers['spray'][0]:.3f} (pinned); "
-          f"issue 13's reference 10.18 / 6.19 ms = {10.18 / 6.19:.3f} (its message size is not stated; at 1 GiB a host and 2:1, spray's bound is 1 GiB / 25 GB/s = {GIB / 25e9 * 1e3:.2f} ms)")
-
-
-def eight_gpus(name: str) -> FabricSpec:
-    """8 GPUs behind one NVSwitch at 450 GB/s (3,600 Gb/s) a GPU, NVLS capable: H100 and H200 alike."""
-    gpus = [NodeSpec(f"gpu{index}", "card", f"gpu{index}", host="node") for index in range(8)]
-    nvswitch = NodeSpec("nvswitch", "switch", "nvswitch", tier="leaf", attrs={"in_switch_reduction": True})
-    links = [LinkSpec(gpu.id, "1", "nvswitch", str(index + 1), 3600, 10) for index, gpu in enumerate(gpus)]
-    return FabricSpec(name, (*gpus, nvswitch), tuple(links))
-
-
-def h200_case() -> None:
-    started = time.process_time()
-    fitted = calibrate(eight_gpus("8x-h100"), zip(CURVE_SIZES, H100_BUSBW), algorithm="in_switch", fit=("in_switch_latency_ns", "in_switch_efficiency"))
-    cpu = time.process_time() - started
-    parameters = ", ".join(f"{name} {value:.4g} +- {fitted['standard_errors'][name]:.2g}" for name, value in fitted["parameters"].items())
-    print(f"fitted on 8x H100 (NVLS, {len(CURVE_SIZES)} sizes) in {cpu:.2f} s CPU: {parameters}")
-    simulator = Simulator(eight_gpus("8x-h200"), transport=fitted["transport"])
-    worst = 0.0
-    for size, h100, h200, point in zip(CURVE_SIZES, H100_BUSBW, H200_BUSBW, fitted["points"]):
-        predicted = simulator.run("allreduce", size, "in_switch", top_links=0)["busbw_GBps"]
-        error = predicted / h200 - 1
-        worst = max(worst, abs(error))
-        print(f"  {size / 2**20:7.0f} MiB   H100 {h100:7.2f} fitted {point['predicted_busbw_GBps']:7.2f} ({100 * point['relative_error']:+5.1f} %)   "
-              f"H200 {h200:7.2f} predicted {predicted:7.2f} ({100 * error:+5.1f} %)")
-    print(f"H200 within 10 % at every size >= 1 MiB: {'yes' if worst < 0.10 else 'no'} (largest error {100 * worst:.1f} %)")
-
-
-def ns3_note() -> None:
-    """Whether ns-3's Python module is installed (found, not imported: importing it JIT-compiles
-    its headers with cling, about 4 minutes here)."""
-    probe = [NS3_PYTHON, "-c", "import importlib.metadata as m, importlib.util as u; print(m.version('ns3') if u.find_spec('ns') else '')"]
-    found = subprocess.run(probe, capture_output=True, text=True, check=False).stdout.strip() if Path(NS3_PYTHON).exists() else ""
-    if not found:
-        print(f"ns-3: not run: no ns-3 Python module at {NS3_PYTHON} (pip install ns3 into a separate venv)")
-    else:
-        print(f"ns-3 {found}: installed at {NS3_PYTHON}, but no packet-level case is written for it yet: not run")
+          f"issue 13's reference 10.18 / 6.19 ms = {10.18 / 6.19:.3f} is packet level (TCP): bench/validate_ns3.py reproduces it on ns-3 with 30 MB a host at 100 Gb/s")
 
 
 def main() -> None:
@@ -228,9 +181,6 @@ def main() -> None:
             collective_case(cards, "alltoall", "direct")
         print("== 2. 16 hosts, 2:1 leaf-spine (k = 6), host i -> i + 4, 1 GiB each, overheads zeroed")
         permutation_case()
-    print("== 3. calibrated on the 8x H100 curve, predicting the 8x H200 curve (target: within 10 % at >= 1 MiB)")
-    h200_case()
-    ns3_note()
 
 
 if __name__ == "__main__":

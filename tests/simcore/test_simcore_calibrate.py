@@ -13,47 +13,68 @@ from twin.simcore.calibrate import calibrate
 from twin.simcore.errors import TwinCoreError
 from twin.simcore.simulate import Simulator, simulate
 
-MEASURED = json.loads((Path(__file__).parents[1] / "data/simcore/nd_h100_v5_allreduce.json").read_text())
+DATA = Path(__file__).parents[1] / "data/simcore"
+MEASURED = json.loads((DATA / "nd_h100_v5_allreduce.json").read_text())
 H100_POINTS = list(zip(MEASURED["size_bytes"], MEASURED["busbw_GBps"]))
+H200 = json.loads((DATA / "nd_h200_v5_allreduce.json").read_text())
 NVLS = ("in_switch_latency_ns", "in_switch_efficiency")
+NVLS_LOOPS = ("in_switch_latency_ns", "in_switch_step_latency_ns", "in_switch_efficiency")
 
 
 @pytest.fixture(scope="module")
 def fitted():
-    """The curve was measured with NVLS, so the fit runs in-switch reduction and fits its two costs."""
-    return calibrate(eight_h100(), H100_POINTS, algorithm="in_switch", fit=NVLS)
+    """The curve was measured with NVLS, so the fit runs in-switch reduction and fits its three
+    costs: start-up, synchronisation per loop of NCCL's NVLS chunking, wire efficiency."""
+    return calibrate(eight_h100(), H100_POINTS, algorithm="in_switch", fit=NVLS_LOOPS)
 
 
-def test_fitted_twin_reproduces_the_h100_curve_within_twenty_percent(fitted):
-    # An alpha-beta law with pipelined chunks leaves 17 % at 16 MiB: NCCL shrinks its NVLS chunks
-    # (and so its bandwidth) below 1 GiB, which the step law does not model.
+def test_fitted_twin_reproduces_the_h100_curve_within_ten_percent(fitted):
+    # The curve is not affine in size: NCCL halves its NVLS chunk below 1 GiB, 64 MiB and 8 MiB,
+    # so mid sizes take more loops a byte, each loop paying a synchronisation (an affine
+    # alpha-beta law left 17 % at 16 MiB).
     assert len(fitted["points"]) == 6
     for point in fitted["points"]:
-        assert abs(point["relative_error"]) < 0.20, point
+        assert abs(point["relative_error"]) < 0.10, point
         assert point["residual"] == pytest.approx(-np.log1p(point["relative_error"]))
         assert not point["held_out"]
-    assert fitted["max_relative_error"] < 0.20 and "validation" not in fitted
-    # Physical values: NCCL's NVLS latency is 25 us; NVIDIA measures eta about 0.6 (MODELLING.md).
-    latency, efficiency = fitted["parameters"]["in_switch_latency_ns"], fitted["parameters"]["in_switch_efficiency"]
-    assert 10e3 < latency < 50e3 and 0.5 < efficiency < 0.7
-    # Six points, two parameters: standard errors from the Jacobian, small against the values.
+    assert fitted["max_relative_error"] < 0.10 and "validation" not in fitted
+    # Physical values: NCCL's tuner charges 25 us per NVLS collective; the wire efficiency lies
+    # between NVIDIA's eta of about 0.6 (every overhead included, MODELLING.md) and NCCL's 0.85.
+    parameters = fitted["parameters"]
+    latency, loop, efficiency = (parameters[name] for name in NVLS_LOOPS)
+    assert 5e3 < latency < 50e3 and 2e3 < loop < 30e3 and 0.6 < efficiency < 0.9
+    # Six points, three parameters: standard errors from the Jacobian, small against the values.
     errors = fitted["standard_errors"]
-    assert 0 < errors["in_switch_latency_ns"] < 0.5 * latency and 0 < errors["in_switch_efficiency"] < 0.1
+    assert 0 < errors["in_switch_latency_ns"] < 0.5 * latency and 0 < errors["in_switch_step_latency_ns"] < 0.5 * loop
+    assert 0 < errors["in_switch_efficiency"] < 0.1
     json.dumps(fitted)
+
+
+def test_the_h100_calibration_predicts_the_h200_curve(fitted):
+    """The same NVSwitch fabric run on 8 H200s, not fitted: within 10 % from 16 MiB up.
+
+    At 1 MiB the H200 run (NCCL 2.20.5) is 21 % faster than the H100 one (NCCL 2.18.5) on the
+    same NVLink and NVSwitch: a latency of the software, which no model of the fabric can tell
+    apart. Within 10 % of both would need 47.7-48.1 GB/s there, which only a fit off by 9 %
+    on its own curve gives; the calibrated twin stays within 20 % of the H200 point."""
+    h200 = Simulator(replace(eight_h100(), name="8x-h200"), transport=fitted["transport"])
+    for size, measured in zip(H200["size_bytes"], H200["busbw_GBps"]):
+        error = h200.run("allreduce", size, "in_switch", top_links=0)["busbw_GBps"] / measured - 1
+        assert abs(error) < (0.10 if size >= 2**24 else 0.20), (size, error)
 
 
 def test_a_known_transport_is_recovered_within_its_standard_errors():
     """Points made by the twin itself with chosen values, plus 2 % noise: the fit finds the values
     back within a few standard errors, and the errors shrink with the noise."""
-    truth = {"in_switch_latency_ns": 20_000.0, "in_switch_efficiency": 0.6}
+    truth = {"in_switch_latency_ns": 20_000.0, "in_switch_step_latency_ns": 6_000.0, "in_switch_efficiency": 0.6}
     made = Simulator(eight_h100(), transport=truth)
     sizes = [2.0**power for power in range(16, 34, 2)]
     exact = [made.run("allreduce", size, "in_switch")["busbw_GBps"] for size in sizes]
     noise = np.random.default_rng(7).normal(0, 0.02, len(sizes))
-    noisy = calibrate(eight_h100(), zip(sizes, exact * np.exp(noise)), algorithm="in_switch", fit=NVLS)
+    noisy = calibrate(eight_h100(), zip(sizes, exact * np.exp(noise)), algorithm="in_switch", fit=NVLS_LOOPS)
     for name, value in truth.items():
         assert abs(noisy["parameters"][name] - value) < 4 * noisy["standard_errors"][name], name
-    clean = calibrate(eight_h100(), zip(sizes, exact), algorithm="in_switch", fit=NVLS)
+    clean = calibrate(eight_h100(), zip(sizes, exact), algorithm="in_switch", fit=NVLS_LOOPS)
     assert clean["parameters"]["in_switch_efficiency"] == pytest.approx(0.6, rel=1e-4)
     assert clean["standard_errors"]["in_switch_efficiency"] < noisy["standard_errors"]["in_switch_efficiency"] / 10
 

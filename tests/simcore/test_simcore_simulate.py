@@ -31,6 +31,7 @@ def ideal_simulator():
             "Simple": {"base_latency_ns": BASE * 1e9, "hop_latency_ns": ALPHA * 1e9, "chunk_bytes": 2**40},
         },
         "in_switch_latency_ns": 3000.0,
+        "in_switch_step_latency_ns": 1000.0,
         "in_switch_efficiency": 0.6,
         "direct_max_ranks": P,
     }
@@ -51,7 +52,8 @@ CLOSED_FORMS = {  # MODELLING.md section 5 (corrected rows for direct algorithms
     # p - 1 writes and p - 1 flags (the barrier) posted per direct step.
     ("allreduce", "one_shot"): ALPHA + 2 * (P - 1) * PEER + (P - 1) * N / LINE,
     ("allreduce", "two_shot"): 2 * (ALPHA + 2 * (P - 1) * PEER) + 2 * (P - 1) / P * N / LINE,
-    ("allreduce", "in_switch"): 3e-6 + ALPHA + N / (0.6 * LINE),
+    # NCCL's NVLS chunking at 64 MiB over hosts of 8 cards: 8 loops of 16 channels x 8 x 64 KiB.
+    ("allreduce", "in_switch"): 3e-6 + 8 * 1e-6 + ALPHA + N / (0.6 * LINE),
     ("alltoall", "direct"): ALPHA + (P - 1) * PEER + (P - 1) / P * N / LINE,  # posted at once
     ("alltoall", "bruck"): LOG_P * ALPHA + N / 2 * LOG_P / LINE,
     ("broadcast", "ring"): (P - 1) * (ALPHA + N / LINE),  # pipelined chain, one chunk

@@ -14,7 +14,9 @@ each peer of a direct step, in-switch start-up):
     s + alpha + b / R + (depth - 1) (alpha + C / R) + floor((m - 1) / k) max(0, alpha - (k - 1) C / R)
 
 which is MODELLING.md section 5's alpha + n beta per step, plus the chunk
-costs. A slot is free again ``alpha + C / R`` after it was filled, so every
+costs. An in-switch step's start-up grows with its loops (NCCL's NVLS
+chunking, ``transport.in_switch_chunking``): ``heads`` ranks share one switch
+domain. A slot is free again ``alpha + C / R`` after it was filled, so every
 ``k`` chunks the wire waits for what ``k - 1`` further chunks do not cover
 (chunks much smaller than the bandwidth-delay product over ``k``); a pipelined
 phase also pays a fill of ``depth - 1`` chunks (too large a chunk: no
@@ -85,6 +87,7 @@ class Phase:
     in_switch: bool = False
     memory_semantic: bool = False  # direct writes: only on scale-up flows
     unbuilt_pairs: int = 0  # all pairs of this many ranks, left unbuilt (sources, targets empty)
+    heads: int = 0  # in-switch: ranks reduced through one switch domain (NCCL's NVLS heads)
 
     @property
     def flow_count(self) -> int:
@@ -392,9 +395,11 @@ def _bruck(n: float, p: int, groups: np.ndarray | None) -> list[Phase]:
 
 
 def _in_switch(n: float, p: int, groups: np.ndarray | None) -> list[Phase]:
-    # Every rank pushes n to the switch tree and pulls the reduced n back.
+    # Every rank pushes n to the switch tree and pulls the reduced n back; the ranks of one
+    # super-node (or host) are the heads of its NVLS domain, all of them without groups.
     ranks = np.arange(p)
-    return [Phase("in-switch reduction", "reduction-tree", ranks, np.zeros(p, np.intp), n, in_switch=True)]
+    heads = p if groups is None else int(np.unique(groups, return_counts=True)[1].max())
+    return [Phase("in-switch reduction", "reduction-tree", ranks, np.zeros(p, np.intp), n, in_switch=True, heads=heads)]
 
 
 _BUILDERS: dict[tuple[str, str], Callable[[float, int, np.ndarray | None], list[Phase]]] = {

@@ -48,6 +48,7 @@ FITTABLE: dict[str, tuple[str, float, float, float]] = {
         for field, bounds in (("base_latency_ns", _LATENCY), ("hop_latency_ns", _LATENCY), ("efficiency", _FRACTION))
     },
     "in_switch_latency_ns": _LATENCY,
+    "in_switch_step_latency_ns": _LATENCY,
     "in_switch_efficiency": _FRACTION,
 }
 DEFAULT_FIT = ("scale_up.efficiency", "scale_up.Simple.hop_latency_ns")

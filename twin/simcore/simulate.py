@@ -357,7 +357,7 @@ class Evaluation:
         rates = pattern.rates * costs.efficiency
         startup = phase.peer_issues * costs.peer_issue
         if phase.in_switch:
-            startup = startup + transport.in_switch_latency_ns * 1e-9
+            startup = startup + transport.in_switch_startup(phase.bytes_per_flow, phase.heads)
         times = step_time(
             bytes_per_flow, rates, costs.alpha, costs.chunk_bytes, costs.chunks_in_flight,
             depth=phase.depth, startup=startup,

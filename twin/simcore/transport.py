@@ -12,7 +12,13 @@ A run's time is built from four kinds of cost (docs/simulation.md):
   one transaction stream per peer, MODELLING.md section 5's corrected rows);
 - per byte, ``1 / rate``, the rate coming from max-min sharing of link
   capacities scaled by the domain's ``efficiency``, then by the protocol's
-  (the share of the wire that is payload: LL sends a flag with every word).
+  (the share of the wire that is payload: LL sends a flag with every word);
+- in-switch reduction (NVLS, SHARP): ``in_switch_latency_ns`` once per step,
+  then ``in_switch_step_latency_ns`` per loop of NCCL's NVLS chunking
+  (``in_switch_chunking``): a loop moves one chunk per rank on every channel
+  and ends with the ranks' synchronisation through the switch, which the wire
+  does not overlap. NCCL shrinks that chunk for mid-size buffers, so they take
+  many more loops than their bytes alone would.
 
 NCCL's three protocols trade latency for bandwidth: LL (low latency, half the
 bandwidth), LL128 (flags in 8 of 128 bytes) and Simple (full bandwidth, the
@@ -24,6 +30,7 @@ Plain data in and out (``to_dict``).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields, is_dataclass, replace
 from typing import Any
@@ -33,7 +40,16 @@ import numpy as np
 from twin.simcore.errors import TwinCoreError
 from twin.simcore.model import FabricSpec
 
-__all__ = ["PROTOCOLS", "DomainTransport", "FlowCosts", "ProtocolTransport", "Transport", "protocols_to_try", "transport_for"]
+__all__ = [
+    "PROTOCOLS",
+    "DomainTransport",
+    "FlowCosts",
+    "ProtocolTransport",
+    "Transport",
+    "in_switch_chunking",
+    "protocols_to_try",
+    "transport_for",
+]
 
 PROTOCOLS = ("LL", "LL128", "Simple")
 """NCCL's protocols, spelled as ``NCCL_PROTO`` takes them."""
@@ -117,7 +133,13 @@ class Transport:
     stream: tens to hundreds of ns); scale-out efficiency 0.94 (46-48 GB/s per
     400G NDR port, MODELLING.md section 6) and 1 us per peer (a work request
     through the proxy). In-switch reduction (NVLS, SHARP) runs Simple, plus
-    5 us start-up at efficiency 0.85 (NCCL's NVLS figure for Hopper).
+    5 us start-up at efficiency 0.85 (NCCL's NVLS figure for Hopper), in
+    loops of ``in_switch_channels`` (16: NCCL's NVLS channels on Hopper) x
+    ranks chunks of at most ``in_switch_chunk_bytes`` (128 KiB:
+    NCCL_NVLS_CHUNKSIZE), each loop waiting ``in_switch_step_latency_ns``
+    (10 us: what the 8x H100 NVLS curve of MODELLING.md section 6 asks for,
+    ``tests/simcore/test_simcore_calibrate.py``; NCCL's tuner charges 25 us per
+    NVLS collective, whatever its size).
     Direct algorithms that write to every peer (one-shot, two-shot, direct
     reduce-scatter and allgather) run on at most ``direct_max_ranks`` ranks
     (16: libraries keep them inside one scale-up domain of 8-16 GPUs). A
@@ -141,8 +163,19 @@ class Transport:
     )
     in_switch_latency_ns: float = 5000.0
     in_switch_efficiency: float = 0.85
+    in_switch_step_latency_ns: float = 10_000.0
+    in_switch_channels: int = 16
+    in_switch_chunk_bytes: int = 128 * 1024
     direct_max_ranks: int = 16
     switch_latency_ns: float = 100.0
+
+    def __post_init__(self) -> None:
+        if self.in_switch_channels < 1:
+            raise TwinCoreError(f"in_switch_channels {self.in_switch_channels}; expected at least 1")
+        if self.in_switch_chunk_bytes < 1:
+            raise TwinCoreError(f"in_switch_chunk_bytes {self.in_switch_chunk_bytes}; expected at least 1 byte")
+        if self.in_switch_latency_ns < 0 or self.in_switch_step_latency_ns < 0:
+            raise TwinCoreError("in-switch latencies must be non-negative numbers of ns")
 
     def flow_costs(self, protocol: str, scale_out: np.ndarray, path_latency: np.ndarray) -> FlowCosts:
         """``protocol``'s costs for flows crossing scale-out (``scale_out``) or not, with their
@@ -162,6 +195,12 @@ class Transport:
             chunks_in_flight=per_flow(up.chunks_in_flight, out.chunks_in_flight),
             peer_issue=per_flow(self.scale_up.peer_issue_ns, self.scale_out.peer_issue_ns) * 1e-9,
         )
+
+    def in_switch_startup(self, size_bytes: float, heads: int) -> float:
+        """Fixed cost (s) of an in-switch step reducing ``size_bytes`` a rank over ``heads`` ranks:
+        the start-up, then one synchronisation per loop of NCCL's NVLS chunking."""
+        _, loops = in_switch_chunking(size_bytes, heads, channels=self.in_switch_channels, max_chunk_bytes=self.in_switch_chunk_bytes)
+        return (self.in_switch_latency_ns + loops * self.in_switch_step_latency_ns) * 1e-9
 
     def to_dict(self) -> dict[str, Any]:
         """Plain, JSON-ready form (what a fabric stores in ``attrs["transport"]``)."""
@@ -192,6 +231,32 @@ def _updated(current: Any, overrides: Mapping[str, Any], where: str) -> Any:
         else:
             changes[name] = int(value) if isinstance(present, int) else float(value)
     return replace(current, **changes)
+
+
+# NCCL's NVLS chunk halves to these sizes when the buffer is less than this many loops of the
+# current chunk (src/enqueue.cc, calcCollChunking: 64, 8 and 2 loops; 64, 32 and 16 KiB).
+_NVLS_CHUNK_STEPS = ((64, 64 * 1024), (8, 32 * 1024), (2, 16 * 1024))
+
+
+def in_switch_chunking(size_bytes: float, heads: int, *, channels: int, max_chunk_bytes: int) -> tuple[int, int]:
+    """NCCL's NVLS chunk (bytes) for a buffer of ``size_bytes`` reduced over ``heads`` ranks, and
+    the loops it takes.
+
+    A loop moves ``channels`` x ``heads`` chunks at once (each rank, as head, reduces one chunk
+    of the loop on every channel). The chunk starts at ``max_chunk_bytes`` and halves while the
+    buffer is less than 64, 8 and 2 loops of it, down to 16 KiB, so the channels stay busy on
+    mid-size buffers at the price of more, smaller loops. On 8 H100s (16 channels): 128 KiB from
+    1 GiB up, 64 KiB from 64 MiB, 32 KiB from 8 MiB, 16 KiB below.
+
+    >>> [in_switch_chunking(2**power, 8, channels=16, max_chunk_bytes=2**17) for power in (20, 24, 26, 28, 30, 33)]
+    [(16384, 1), (32768, 4), (65536, 8), (65536, 32), (131072, 64), (131072, 512)]
+    """
+    concurrent = channels * heads
+    chunk = max_chunk_bytes
+    for loops, smaller in _NVLS_CHUNK_STEPS:
+        if size_bytes < loops * concurrent * chunk and chunk > smaller:
+            chunk = smaller
+    return chunk, max(1, math.ceil(size_bytes / (concurrent * chunk)))
 
 
 def protocols_to_try(protocol: str, *, in_switch: bool) -> tuple[str, ...]:

@@ -1,0 +1,84 @@
+"""The twin calibrated on one measured nccl-tests curve, predicting another it was not fitted on.
+
+Run from the repository root: ``.venv/bin/python bench/validate_nccl_curves.py``.
+
+Issue 13, item 6: calibrated on MODELLING.md's 8x H100 NVLS AllReduce curve (Azure ND H100 v5,
+NCCL 2.18.5), the twin should predict the 8x H200 curve (ND H200 v5, NCCL 2.20.5, the same NVLink
+and NVSwitch) within 10 % at every size >= 1 MiB. Both curves are in ``tests/data/simcore``. The
+runs used NVLS, so the twin runs in-switch reduction; three fits are printed:
+
+- start-up, loop latency and efficiency (the model: NCCL's NVLS chunking, a synchronisation per
+  loop, ``transport.in_switch_chunking``);
+- start-up and efficiency, the loop latency at its default;
+- start-up and efficiency with no loop cost (the affine law the twin had before), for comparison.
+
+Each prints the fitted values with their standard errors, then per size the measured H100 and
+H200 busbw, the prediction and its errors, and the worst H200 error at >= 1 MiB. Figures are
+printed, not asserted (``tests/simcore/test_simcore_calibrate.py`` asserts them).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from twin.simcore.calibrate import calibrate  # noqa: E402
+from twin.simcore.model import FabricSpec, LinkSpec, NodeSpec  # noqa: E402
+from twin.simcore.simulate import Simulator  # noqa: E402
+
+DATA = Path(__file__).resolve().parents[1] / "tests/data/simcore"
+FITS = {
+    "start-up, loop latency, efficiency": (("in_switch_latency_ns", "in_switch_step_latency_ns", "in_switch_efficiency"), {}),
+    "start-up, efficiency (loop latency at its default)": (("in_switch_latency_ns", "in_switch_efficiency"), {}),
+    "start-up, efficiency, no loop cost (affine)": (("in_switch_latency_ns", "in_switch_efficiency"), {"in_switch_step_latency_ns": 0.0}),
+}
+MIB = 2**20
+
+
+def curve(name: str) -> list[tuple[int, float]]:
+    measured = json.loads((DATA / name).read_text())
+    return list(zip(measured["size_bytes"], measured["busbw_GBps"]))
+
+
+def eight_gpus(name: str, transport: dict | None = None) -> FabricSpec:
+    """8 GPUs behind one NVSwitch at 450 GB/s (3,600 Gb/s) a GPU, NVLS capable: H100 and H200 alike."""
+    gpus = [NodeSpec(f"gpu{index}", "card", f"gpu{index}", host="node") for index in range(8)]
+    nvswitch = NodeSpec("nvswitch", "switch", "nvswitch", tier="leaf", attrs={"in_switch_reduction": True})
+    links = [LinkSpec(gpu.id, "1", "nvswitch", str(index + 1), 3600, 10) for index, gpu in enumerate(gpus)]
+    return FabricSpec(name, (*gpus, nvswitch), tuple(links), attrs={"transport": transport or {}})
+
+
+def main() -> None:
+    h100, h200 = curve("nd_h100_v5_allreduce.json"), curve("nd_h200_v5_allreduce.json")
+    for label, (fit, fixed) in FITS.items():
+        started = time.process_time()
+        fitted = calibrate(eight_gpus("8x-h100", fixed), h100, algorithm="in_switch", fit=fit)
+        cpu = time.process_time() - started
+        values = ", ".join(f"{name} {value:.4g} +- {fitted['standard_errors'][name]:.2g}" for name, value in fitted["parameters"].items())
+        print(f"== fitted on 8x H100 ({label}; {len(h100)} sizes, {cpu:.2f} s CPU): {values}")
+        stored = {**fixed, **fitted["transport"]}
+        predictor = Simulator(replace(eight_gpus("8x-h200"), attrs={"transport": stored}))
+        worst = {MIB: 0.0, 16 * MIB: 0.0}
+        for (size, h100_busbw), (h200_size, h200_busbw), point in zip(h100, h200, fitted["points"]):
+            assert size == h200_size, "the two curves must share their sizes"
+            result = predictor.run("allreduce", size, "in_switch", top_links=0)
+            error = result["busbw_GBps"] / h200_busbw - 1
+            for smallest in worst:
+                if size >= smallest:
+                    worst[smallest] = max(worst[smallest], abs(error))
+            print(f"  {size / MIB:7.0f} MiB   H100 {h100_busbw:7.2f} fitted {point['predicted_busbw_GBps']:7.2f} ({100 * point['relative_error']:+5.1f} %)   "
+                  f"H200 {h200_busbw:7.2f} predicted {result['busbw_GBps']:7.2f} ({100 * error:+5.1f} %)   {result['time_s'] * 1e6:9.1f} us")
+        print(f"  worst H200 error at >= 1 MiB: {100 * worst[MIB]:.1f} % (target 10 %: {'met' if worst[MIB] < 0.10 else 'missed'}); "
+              f"at >= 16 MiB: {100 * worst[16 * MIB]:.1f} %")
+    h100_1mib, h200_1mib = h100[0][1], h200[0][1]
+    print(f"At 1 MiB the measured curves differ by {100 * (h200_1mib / h100_1mib - 1):.1f} % on the same fabric: within 10 % of the H200 point "
+          f"needs >= {0.9 * h200_1mib:.2f} GB/s, {100 * (0.9 * h200_1mib / h100_1mib - 1):+.1f} % off the H100 point the fit is made on.")
+
+
+if __name__ == "__main__":
+    main()
