@@ -2,7 +2,6 @@
 
 import json
 import random
-import time
 from collections import Counter, defaultdict
 
 import pytest
@@ -15,9 +14,7 @@ from twin.simcore.model import FabricSpec, LinkSpec, NodeSpec
 @pytest.fixture(scope="module")
 def big():
     fabric = fat_tree(endpoints=16384, radix=64)
-    started = time.perf_counter()
-    layout = fabric_layout(fabric)
-    return fabric, layout, time.perf_counter() - started
+    return fabric, fabric_layout(fabric)
 
 
 def by_id(layout):
@@ -73,7 +70,7 @@ def test_json_ready_with_columns_of_equal_length():
 
 
 def test_rows_are_ordered_core_spine_leaf_endpoints_inside_each_pod(big):
-    fabric, layout, _ = big
+    fabric, layout = big
     nodes, groups = layout["nodes"], layout["groups"]
     tiers = layout["codes"]["tier"]
     rows_by_pod = defaultdict(lambda: defaultdict(list))
@@ -121,7 +118,7 @@ def test_cards_sit_under_their_leaf_in_natural_order():
 
 
 def test_every_group_contains_its_nodes_and_children(big):
-    fabric, layout, _ = big
+    fabric, layout = big
     nodes, groups = layout["nodes"], layout["groups"]
     for i in range(len(fabric.nodes)):
         for group in ancestors(layout, nodes["group"][i]):
@@ -252,11 +249,11 @@ def test_many_domains_are_packed_into_blocks():
     assert len(roots) < 20
 
 
-def test_sixteen_thousand_cards_fast_and_small(big):
-    fabric, layout, seconds = big
+def test_sixteen_thousand_cards_small(big):
+    """Small enough to send (its time is bench_map.py's: a test asserts no timing)."""
+    fabric, layout = big
     payload = json.dumps(layout, separators=(",", ":"))
     assert len(payload) < 5_000_000
-    assert seconds < 2.0  # ~0.4 s here; generous for a loaded CI machine
     assert len(layout["nodes"]["id"]) == len(fabric.nodes) == 16384 + 512 + 512 + 256
     assert len(layout["links"]["a"]) == 49152
     # The coarse view is small: under 600 aggregated group links instead of 49,152 links.
