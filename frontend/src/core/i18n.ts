@@ -147,6 +147,11 @@ const en = {
   "map.legend.bandOk": "Below {warning} %",
   "map.legend.bandWarning": "{warning} % to {critical} %",
   "map.legend.bandCritical": "{critical} % and above",
+  "workspace.rightDock": "Side panels",
+  "workspace.bottomDock": "Bottom panels",
+  "workspace.resizeRight": "Resize the side panels (arrow keys; Home: narrowest, End: widest)",
+  "workspace.resizeBottom": "Resize the bottom panels (arrow keys; Home: lowest, End: highest)",
+
   "map.details.title": "Details",
   "map.details.close": "Close",
   "map.details.loading": "Loading…",
@@ -546,6 +551,11 @@ const zhHans: Record<MessageKey, string> = {
   "map.legend.bandOk": "低于 {warning}%",
   "map.legend.bandWarning": "{warning}% 至 {critical}%",
   "map.legend.bandCritical": "{critical}% 及以上",
+  "workspace.rightDock": "侧边面板",
+  "workspace.bottomDock": "底部面板",
+  "workspace.resizeRight": "调整侧边面板宽度（方向键；Home：最窄，End：最宽）",
+  "workspace.resizeBottom": "调整底部面板高度（方向键；Home：最低，End：最高）",
+
   "map.details.title": "详情",
   "map.details.close": "关闭",
   "map.details.loading": "正在加载…",
