@@ -68,7 +68,7 @@ def test_the_fabric_page_carries_the_users_layout(make_user, small_snapshot):
     carried = re.search(r'id="workspace" data-layout="([^"]*)"', page).group(1)
     assert json.loads(carried.replace("&quot;", '"')) == LAYOUT
     # Every panel names its dock, so that without scripts the page still reads top to bottom.
-    assert {"fabric", "details", "collective", "hops", "snapshots", "player", "legend"} <= set(re.findall(r'data-panel="([a-z]+)"', page))
+    assert {"fabric", "details", "legend", "collective", "hops", "snapshots", "player"} <= set(re.findall(r'data-panel="([a-z]+)"', page))
 
 
 def test_a_deep_link_opens_the_run_in_its_kinds_panel(operator_client, small_snapshot):
