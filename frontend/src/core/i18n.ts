@@ -553,8 +553,8 @@ const zhHans: Record<MessageKey, string> = {
   "map.legend.bandCritical": "{critical}% 及以上",
   "workspace.rightDock": "侧边面板",
   "workspace.bottomDock": "底部面板",
-  "workspace.resizeRight": "调整侧边面板宽度（方向键；Home：最窄，End：最宽）",
-  "workspace.resizeBottom": "调整底部面板高度（方向键；Home：最低，End：最高）",
+  "workspace.resizeRight": "调整侧边面板宽度（方向键；首键：最窄，尾键：最宽）",
+  "workspace.resizeBottom": "调整底部面板高度（方向键；首键：最低，尾键：最高）",
 
   "map.details.title": "详情",
   "map.details.close": "关闭",
