@@ -65,7 +65,7 @@ def test_the_fabric_page_carries_the_users_layout(make_user, small_snapshot):
     client.force_login(viewer)
     client.put(URL, {"value": LAYOUT}, content_type="application/json")
     page = client.get(f"/fabrics/{small_snapshot.fabric_id}/").content.decode()
-    carried = re.search(r'id="workspace" data-layout="([^"]*)"', page).group(1)
+    carried = re.search(r'id="workspace" [^>]*data-layout="([^"]*)"', page).group(1)
     assert json.loads(carried.replace("&quot;", '"')) == LAYOUT
     # Every panel names its dock, so that without scripts the page still reads top to bottom.
     assert {"fabric", "details", "legend", "collective", "hops", "snapshots", "player"} <= set(re.findall(r'data-panel="([a-z]+)"', page))
@@ -111,3 +111,11 @@ def test_the_panels_forms_are_answered_in_json(operator_client, small_snapshot):
     # Without the header (no scripts) the form still goes to the run's page.
     plain = operator_client.post(url, {"elements": "leaf-01", "collective": "allreduce", "size": "64MiB"})
     assert plain.status_code == 302 and plain.url.startswith("/runs/")
+
+
+def test_a_run_page_links_to_its_run_beside_the_fabrics_map(operator_client, small_snapshot):
+    run = Run.objects.create(kind=RunKind.PLACEMENT, snapshot=small_snapshot, params={})
+    page = operator_client.get(f"/runs/{run.pk}/").content.decode()
+    link = re.search(r'id="run-in-workspace" href="([^"]+)"', page).group(1).replace("&amp;", "&")
+    assert link == f"/fabrics/{small_snapshot.fabric_id}/?snapshot={small_snapshot.pk}&run={run.pk}"
+    assert f'data-run-url="/api/runs/{run.pk}/"' in operator_client.get(link).content.decode()
