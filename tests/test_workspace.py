@@ -119,3 +119,12 @@ def test_a_run_page_links_to_its_run_beside_the_fabrics_map(operator_client, sma
     link = re.search(r'id="run-in-workspace" href="([^"]+)"', page).group(1).replace("&amp;", "&")
     assert link == f"/fabrics/{small_snapshot.fabric_id}/?snapshot={small_snapshot.pk}&run={run.pk}"
     assert f'data-run-url="/api/runs/{run.pk}/"' in operator_client.get(link).content.decode()
+
+
+def test_a_viewer_opening_a_deep_link_sees_the_run_in_a_panel_of_its_own(viewer_client, small_snapshot):
+    """Viewers have no placement form: the run is shown in a Run panel instead."""
+    run = Run.objects.create(kind=RunKind.PLACEMENT, snapshot=small_snapshot, params={})
+    page = viewer_client.get(f"/fabrics/{small_snapshot.fabric_id}/?run={run.pk}").content.decode()
+    assert 'id="placement-form"' not in page
+    panel = page[page.index('data-panel="run"'):]
+    assert f'data-run-url="/api/runs/{run.pk}/"' in panel[: panel.index("</section>")]
