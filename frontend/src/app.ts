@@ -80,7 +80,7 @@ export function startApp(doc: Document): void {
       slot,
       thresholds,
       startFrame,
-      onFrame: (index) => workspace?.link.update({ frame: index }),
+      onFrame: (index) => workspace?.onFrame(index),
     });
   };
   if (workspaceRoot !== null) {

@@ -6,7 +6,7 @@ import type { RunOverlay } from "../runs/runOverlay";
 import { parseRun, type Run } from "../runs/runState";
 import { COLLECTIVE_RESULT, FAILURES_RESULT, FakeTimers, PLACEMENT_RESULT, ScriptedApi, runSnapshot, settle } from "../testing/fakes";
 import { SAVE_DELAY_MS } from "./dock";
-import { mountWorkspace } from "./workspace";
+import { FRAME_WRITE_MS, mountWorkspace } from "./workspace";
 
 function page(search: string, layout = '{"right": 480, "bottom": 260, "collapsed": ["placement", "player", "details"]}') {
   document.body.innerHTML = `
@@ -127,5 +127,18 @@ describe("mountWorkspace", () => {
     expect(host.dataset["frameUrl"]).toBe("/api/runs/50/frames/");
     expect(document.getElementById("player-empty")).toBeNull();
     expect(expanded("player")).toBe("true");
+  });
+
+  it("writes the replay frame shown into the URL, a few times a second at most, the last one always", () => {
+    const { urls, timers, workspace } = page("?snapshot=7&run=50");
+    for (const index of [1, 2, 3]) {
+      workspace.onFrame(index);
+    }
+    expect(timers.pending.filter((timer) => timer.delayMs === FRAME_WRITE_MS)).toHaveLength(1);
+    timers.fireNext();
+    expect(urls.at(-1)).toBe("/fabrics/3/?snapshot=7&run=50&frame=3");
+    workspace.onFrame(4);
+    timers.fireNext();
+    expect(urls.at(-1)).toBe("/fabrics/3/?snapshot=7&run=50&frame=4");
   });
 });

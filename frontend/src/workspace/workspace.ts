@@ -41,9 +41,14 @@ export interface Workspace {
   onSelect(id: string | null): void;
   /** For the run widgets of the panels. */
   readonly onRun: RunListener;
+  /** For the replay player: the frame shown goes into the URL (at most every FRAME_WRITE_MS while playing). */
+  onFrame(index: number): void;
   /** The deep link's frame for the replay player of run `runId`, once; null for any other run. */
   startFrameFor(runId: number | null): number | null;
 }
+
+/** A playing replay shows up to 10 frames a second; browsers refuse history updates that come that fast for long. */
+export const FRAME_WRITE_MS = 300;
 
 export function mountWorkspace(root: HTMLElement, context: WorkspaceContext, drawing: WorkspaceDrawing): Workspace {
   const { doc } = context;
@@ -82,6 +87,8 @@ export function mountWorkspace(root: HTMLElement, context: WorkspaceContext, dra
     dock.reveal("player");
   }
 
+  let frameShown: number | null = null;
+  let frameTimer: number | null = null;
   const seen = new Set<number>();
   const drawn = new Set<number>();
   let frameGiven = false;
@@ -161,6 +168,13 @@ export function mountWorkspace(root: HTMLElement, context: WorkspaceContext, dra
         drawn.add(run.id);
         draw(run, runUrl);
       }
+    },
+    onFrame(index) {
+      frameShown = index;
+      frameTimer ??= context.timers.setTimeout(() => {
+        frameTimer = null;
+        link.update({ frame: frameShown });
+      }, FRAME_WRITE_MS);
     },
     startFrameFor(runId) {
       if (frameGiven || runId === null || runId !== linkedRun) {
