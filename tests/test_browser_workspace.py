@@ -34,6 +34,7 @@ def layout_of(page) -> dict:
             bottom: Number(document.querySelector('.dock-handle-bottom').getAttribute('aria-valuenow')),
             rightWidth: Math.round(document.querySelector('#dock-right').getBoundingClientRect().width),
             collapsed: [...document.querySelectorAll('.dock-panel[data-collapsed=true]')].map((panel) => panel.dataset.panel).sort(),
+            order: [...document.querySelectorAll('#dock-right > .dock-panel')].map((panel) => panel.dataset.panel),
         })"""
     )
 
@@ -79,12 +80,14 @@ def test_workspace_layout_run_in_a_panel_and_deep_link(tmp_path, stack_database_
                 page.mouse.up(),
             ))
             saved_after(page, lambda: page.click("#snapshots-panel .dock-toggle"))
+            saved_after(page, lambda: page.click("#legend-panel .dock-move-up"))  # the legend above the details
             assert page.get_attribute("#snapshots-panel .dock-toggle", "aria-expanded") == "false"
             assert page.locator("#snapshot-table").is_hidden()
             changed = layout_of(page)
             assert changed["right"] == before["right"] + 48 and abs(changed["rightWidth"] - changed["right"]) <= 1, (before, changed)
             assert changed["bottom"] == before["bottom"] + 60, (before, changed)
             assert "snapshots" in changed["collapsed"] and "player" not in changed["collapsed"]
+            assert changed["order"][:3] == ["fabric", "legend", "details"], changed
             # Not below the minimum: Home takes the dock to it and no further.
             page.focus(".dock-handle-right")
             page.keyboard.press("Home")

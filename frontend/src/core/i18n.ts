@@ -151,6 +151,8 @@ const en = {
   "workspace.bottomDock": "Bottom panels",
   "workspace.resizeRight": "Resize the side panels (arrow keys; Home: narrowest, End: widest)",
   "workspace.resizeBottom": "Resize the bottom panels (arrow keys; Home: lowest, End: highest)",
+  "workspace.moveUp": "Move {panel} up",
+  "workspace.moveDown": "Move {panel} down",
 
   "map.details.title": "Details",
   "map.details.close": "Close",
@@ -555,6 +557,8 @@ const zhHans: Record<MessageKey, string> = {
   "workspace.bottomDock": "底部面板",
   "workspace.resizeRight": "调整侧边面板宽度（方向键；首键：最窄，尾键：最宽）",
   "workspace.resizeBottom": "调整底部面板高度（方向键；首键：最低，尾键：最高）",
+  "workspace.moveUp": "将“{panel}”上移",
+  "workspace.moveDown": "将“{panel}”下移",
 
   "map.details.title": "详情",
   "map.details.close": "关闭",

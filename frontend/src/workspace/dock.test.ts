@@ -59,6 +59,7 @@ describe("mountDock", () => {
     expect(root.querySelector("#dock-bottom > [data-panel=player] #player-empty")).not.toBeNull();
     // The panel's own heading, content and ids are kept; the map's heading goes (the map fills the view).
     expect(root.querySelector("[data-panel=fabric] h2 .dock-toggle")?.textContent).toBe("demo v2");
+    expect(root.querySelector("[data-panel=fabric] h2 .dock-move-up")?.getAttribute("aria-label")).toBe("Move demo v2 up");
     expect(root.querySelector("[data-panel=fabric] .dock-panel-body #snapshot-summary")?.textContent).toBe("Cards1,024");
     expect(root.querySelector("#map-panel > h2")).toBeNull();
     expect(root.classList.contains("is-docked") && document.body.classList.contains("has-workspace")).toBe(true);
@@ -110,7 +111,7 @@ describe("mountDock", () => {
     key("bottom", "End");
     expect(dock.layout.bottom).toBe(595);
     runSave();
-    expect(saved).toEqual([{ right: MIN_SIZE.right, bottom: 595, collapsed: [] }]);
+    expect(saved).toEqual([{ right: MIN_SIZE.right, bottom: 595, collapsed: [], order: [] }]);
   });
 
   it("resizes a dock by dragging its handle", () => {
@@ -129,8 +130,25 @@ describe("mountDock", () => {
     expect(handle("right").classList.contains("is-dragging")).toBe(false);
   });
 
-  it("restores a saved layout: the same panels collapsed, the same sizes", () => {
+  it("moves a panel up and down its dock, from its buttons or Alt+arrows on its heading, keeping the focus", () => {
+    const { root, toggle, dock } = mount();
+    const order = () => [...root.querySelectorAll<HTMLElement>("#dock-right > .dock-panel")].map((panel) => panel.dataset["panel"]);
+    const down = root.querySelector<HTMLButtonElement>("[data-panel=fabric] .dock-move-down") as HTMLButtonElement;
+    down.focus();
+    down.click();
+    expect(order()).toEqual(["details", "fabric", "snapshots"]);
+    expect(document.activeElement).toBe(down);
+    toggle("snapshots").focus();
+    toggle("snapshots").dispatchEvent(new KeyboardEvent("keydown", { key: "ArrowUp", altKey: true, bubbles: true, cancelable: true }));
+    expect(order()).toEqual(["details", "snapshots", "fabric"]);
+    expect(document.activeElement).toBe(toggle("snapshots"));
+    root.querySelector<HTMLButtonElement>("[data-panel=player] .dock-move-up")?.click(); // alone in its dock: stays
+    expect(dock.layout.order).toEqual(["details", "snapshots", "fabric", "player"]);
+  });
+
+  it("restores a saved layout: the same panels collapsed, the same sizes, the same order", () => {
     const first = mount();
+    first.root.querySelector<HTMLButtonElement>("[data-panel=snapshots] .dock-move-up")?.click();
     first.toggle("snapshots").click();
     first.key("right", "ArrowLeft");
     first.key("bottom", "ArrowDown");
@@ -142,6 +160,7 @@ describe("mountDock", () => {
     expect(second.toggle("snapshots").getAttribute("aria-expanded")).toBe("false");
     expect(second.handle("right").getAttribute("aria-valuenow")).toBe("476");
     expect(second.root.style.getPropertyValue("--dock-bottom")).toBe("min(284px, 70%)");
+    expect([...second.root.querySelectorAll<HTMLElement>("#dock-right > .dock-panel")].map((panel) => panel.dataset["panel"])).toEqual(["fabric", "snapshots", "details"]);
   });
 
   it("reveals a collapsed panel when asked (a deep link's run, a selected node) and flushes a pending save", () => {

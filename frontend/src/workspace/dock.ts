@@ -2,8 +2,9 @@
 // the map panel (.workspace-map) and panels marked data-dock="right|bottom"
 // data-panel="<name>". Without scripts they read top to bottom; mounted, the
 // map fills the view and the panels move into a right-hand dock and a bottom
-// dock. Each panel's heading becomes a button that collapses it; each dock
-// has a handle (a separator: drag it, or arrow keys, Home and End) that
+// dock. Each panel's heading becomes a button that collapses it, with two
+// buttons that move the panel up and down its dock (Alt+arrows on the heading
+// do the same); each dock has a handle (a separator: drag it, or arrow keys, Home and End) that
 // resizes it between MIN_SIZE and what leaves the map MAP_SHARE of the view.
 // Every change is handed to `save` (debounced): the layout is the user's.
 
@@ -15,9 +16,11 @@ import {
   MIN_SIZE,
   isCollapsed,
   maxSize,
+  orderedPanels,
   sizeForDrag,
   sizeForKey,
   withCollapsed,
+  withMoved,
   withSize,
   type DockName,
   type WorkspaceLayout,
@@ -59,6 +62,9 @@ export function mountDock(root: HTMLElement, options: DockOptions): Dock {
     bottom: element(doc, "div", { class: "dock dock-bottom", id: "dock-bottom", role: "region", "aria-label": t(DOCK_LABELS.bottom.region) }),
   };
   const panels = new Map<string, { panel: HTMLElement; body: HTMLElement; toggle: HTMLButtonElement; dock: DockName }>();
+  /** Each dock's panels in the page's order, as the user's order is applied to. */
+  const pageOrder = (): string[][] =>
+    (["right", "bottom"] as const).map((dock) => [...panels].filter(([, entry]) => entry.dock === dock).map(([name]) => name));
 
   const available = (dock: DockName): number => (dock === "right" ? root.clientWidth : root.clientHeight);
 
@@ -85,10 +91,27 @@ export function mountDock(root: HTMLElement, options: DockOptions): Dock {
     const heading = panel.querySelector<HTMLElement>(":scope > h2") ?? element(doc, "h2", {}, [name]);
     const body = element(doc, "div", { class: "dock-panel-body", id: `panel-${name}-body` });
     body.append(...[...panel.childNodes].filter((node) => node !== heading));
-    const toggle = element(doc, "button", { type: "button", class: "dock-toggle", "aria-controls": body.id });
+    const toggle = element(doc, "button", { type: "button", class: "dock-toggle", "aria-controls": body.id, "aria-keyshortcuts": "Alt+ArrowUp Alt+ArrowDown" });
     toggle.append(...heading.childNodes);
+    const title = toggle.textContent?.trim() ?? name;
     toggle.addEventListener("click", () => change(withCollapsed(layout, name, !isCollapsed(layout, name))));
-    heading.replaceChildren(toggle);
+    const move = (by: -1 | 1, focus: HTMLElement): void => {
+      change(withMoved(layout, pageOrder(), name, by));
+      focus.focus(); // moving the panel in the page must not lose the keyboard's place
+    };
+    toggle.addEventListener("keydown", (event) => {
+      if (event.altKey && (event.key === "ArrowUp" || event.key === "ArrowDown")) {
+        event.preventDefault();
+        move(event.key === "ArrowUp" ? -1 : 1, toggle);
+      }
+    });
+    const moveButton = (by: -1 | 1): HTMLButtonElement => {
+      const label = t(by === -1 ? "workspace.moveUp" : "workspace.moveDown", { panel: title });
+      const button = element(doc, "button", { type: "button", class: `dock-move dock-move-${by === -1 ? "up" : "down"}`, "aria-label": label, title: label }, [by === -1 ? "↑" : "↓"]);
+      button.addEventListener("click", () => move(by, button));
+      return button;
+    };
+    heading.replaceChildren(toggle, moveButton(-1), moveButton(1));
     panel.replaceChildren(heading, body);
     panel.classList.add("dock-panel");
     panels.set(name, { panel, body, toggle, dock });
@@ -150,8 +173,14 @@ export function mountDock(root: HTMLElement, options: DockOptions): Dock {
       toggle.setAttribute("aria-expanded", String(!collapsed));
       panel.dataset["collapsed"] = String(collapsed);
     }
-    for (const dock of ["right", "bottom"] as const) {
+    for (const [index, dock] of (["right", "bottom"] as const).entries()) {
       const members = [...panels.values()].filter((entry) => entry.dock === dock);
+      // Only a changed order moves panels in the page (a moved element would lose focus, its charts a frame).
+      const wanted = orderedPanels(pageOrder()[index] ?? [], layout.order);
+      const current = [...docks[dock].children].map((child) => (child as HTMLElement).dataset["panel"] ?? "");
+      if (wanted.join(" ") !== current.join(" ")) {
+        docks[dock].append(...wanted.map((name) => panels.get(name)?.panel).filter((panel): panel is HTMLElement => panel !== undefined));
+      }
       // A dock whose panels are all collapsed shrinks to their headings and gives the map the room.
       const folded = members.length === 0 || members.every((entry) => entry.body.hidden);
       docks[dock].dataset["folded"] = String(folded);

@@ -7,10 +7,12 @@ import {
   clampSize,
   isCollapsed,
   maxSize,
+  orderedPanels,
   parseLayout,
   sizeForDrag,
   sizeForKey,
   withCollapsed,
+  withMoved,
   withSize,
 } from "./layout";
 
@@ -20,7 +22,9 @@ describe("parseLayout", () => {
       right: 512,
       bottom: 280,
       collapsed: ["details", "snapshots"],
+      order: [],
     });
+    expect(parseLayout({ order: ["snapshots", "fabric", "snapshots", 7] }).order).toEqual(["snapshots", "fabric"]);
   });
 
   it("falls back to the defaults for what is missing or malformed, and never below the minimum", () => {
@@ -83,5 +87,27 @@ describe("collapsed panels", () => {
     expect(isCollapsed(two, "whatif")).toBe(true);
     expect(withCollapsed(two, "whatif", true)).toBe(two);
     expect(withCollapsed(two, "whatif", false).collapsed).toEqual(["details"]);
+  });
+});
+
+describe("panel order", () => {
+  const docks = [["fabric", "details", "legend", "snapshots"], ["player"]];
+
+  it("puts the panels the user ordered first, the others in the page's order after them", () => {
+    expect(orderedPanels(docks[0] ?? [], [])).toEqual(["fabric", "details", "legend", "snapshots"]);
+    expect(orderedPanels(docks[0] ?? [], ["snapshots", "player", "details"])).toEqual(["snapshots", "details", "fabric", "legend"]);
+  });
+
+  it("moves a panel one place within its dock, never out of it", () => {
+    const start = parseLayout({});
+    const up = withMoved(start, docks, "legend", -1);
+    expect(up.order).toEqual(["fabric", "legend", "details", "snapshots", "player"]);
+    const twice = withMoved(up, docks, "legend", -1);
+    expect(orderedPanels(docks[0] ?? [], twice.order)).toEqual(["legend", "fabric", "details", "snapshots"]);
+    expect(withMoved(twice, docks, "legend", -1)).toBe(twice); // already first
+    expect(withMoved(start, docks, "player", 1)).toBe(start); // alone in its dock
+    expect(withMoved(start, docks, "nonexistent", 1)).toBe(start);
+    // A page with a panel the stored order does not know (a new one): it keeps its place after the ordered ones.
+    expect(orderedPanels(["fabric", "details", "legend", "runs", "snapshots"], twice.order)).toEqual(["legend", "fabric", "details", "snapshots", "runs"]);
   });
 });

@@ -1,6 +1,7 @@
 // The fabric workspace's layout, as a user keeps it (on the server, per user:
 // GET/PUT /api/preferences/workspace/): the width of the right-hand dock, the
-// height of the bottom dock and which panels are collapsed. Pure: no DOM.
+// height of the bottom dock, which panels are collapsed and the order of the
+// panels within their dock. Pure: no DOM.
 
 export type DockName = "right" | "bottom";
 
@@ -11,6 +12,8 @@ export interface WorkspaceLayout {
   readonly bottom: number;
   /** Names (data-panel) of the collapsed panels, sorted. */
   readonly collapsed: readonly string[];
+  /** Panel names in the order the user put them; panels it does not name keep the page's order, after them. */
+  readonly order: readonly string[];
 }
 
 /** Below these a dock's panels become unreadable; the map keeps at least MAP_SHARE of the workspace. */
@@ -21,10 +24,10 @@ export const STEP = 16;
 export const BIG_STEP = 96;
 
 // The player's panel opens when there is a replay to play: until then the map has the whole height.
-export const DEFAULT_LAYOUT: WorkspaceLayout = { right: 460, bottom: 300, collapsed: ["player", "telemetry"] };
+export const DEFAULT_LAYOUT: WorkspaceLayout = { right: 460, bottom: 300, collapsed: ["player", "telemetry"], order: [] };
 
 const PANEL_NAME = /^[a-z][a-z0-9-]{0,39}$/;
-const MAX_COLLAPSED = 40;
+const MAX_PANELS = 40;
 
 function size(value: unknown, fallback: number): number {
   return typeof value === "number" && Number.isFinite(value) && value > 0 ? Math.round(value) : fallback;
@@ -36,13 +39,13 @@ export function parseLayout(value: unknown): WorkspaceLayout {
     return DEFAULT_LAYOUT;
   }
   const given = value as Record<string, unknown>;
-  const collapsed = Array.isArray(given["collapsed"])
-    ? given["collapsed"].filter((name): name is string => typeof name === "string" && PANEL_NAME.test(name)).slice(0, MAX_COLLAPSED)
-    : DEFAULT_LAYOUT.collapsed;
+  const names = (value: unknown): string[] | null =>
+    Array.isArray(value) ? [...new Set(value.filter((name): name is string => typeof name === "string" && PANEL_NAME.test(name)).slice(0, MAX_PANELS))] : null;
   return {
     right: Math.max(MIN_SIZE.right, size(given["right"], DEFAULT_LAYOUT.right)),
     bottom: Math.max(MIN_SIZE.bottom, size(given["bottom"], DEFAULT_LAYOUT.bottom)),
-    collapsed: [...new Set(collapsed)].sort(),
+    collapsed: (names(given["collapsed"]) ?? [...DEFAULT_LAYOUT.collapsed]).sort(),
+    order: names(given["order"]) ?? DEFAULT_LAYOUT.order,
   };
 }
 
@@ -98,4 +101,32 @@ export function sizeForKey(dock: DockName, current: number, key: string, shift: 
 export function sizeForDrag(dock: DockName, startSize: number, startPointer: number, pointer: number, available: number): number {
   // Both docks sit at the far edge: moving the handle towards the map (left, up) makes them bigger.
   return clampSize(dock, startSize + (startPointer - pointer), available);
+}
+
+/** `panels` (one dock's, in the page's order) in the user's order. */
+export function orderedPanels(panels: readonly string[], order: readonly string[]): string[] {
+  const rank = (name: string): number => {
+    const at = order.indexOf(name);
+    return at === -1 ? order.length + panels.indexOf(name) : at;
+  };
+  return [...panels].sort((a, b) => rank(a) - rank(b));
+}
+
+/**
+ * The layout with `panel` moved `by` places (-1: up, 1: down) within its dock; `docks` are each
+ * dock's panels in the page's order. Unchanged when it is already first or last.
+ */
+export function withMoved(layout: WorkspaceLayout, docks: readonly (readonly string[])[], panel: string, by: -1 | 1): WorkspaceLayout {
+  const shown = docks.map((panels) => orderedPanels(panels, layout.order));
+  const dock = shown.find((panels) => panels.includes(panel));
+  if (dock === undefined) {
+    return layout;
+  }
+  const from = dock.indexOf(panel);
+  const to = from + by;
+  if (to < 0 || to >= dock.length) {
+    return layout;
+  }
+  [dock[from], dock[to]] = [dock[to] as string, panel];
+  return { ...layout, order: shown.flat() };
 }

@@ -54,12 +54,12 @@ beforeEach(() => {
 describe("mountWorkspace", () => {
   it("docks the panels as the user left them and saves changes to their preferences", () => {
     const { http, timers, expanded, workspace } = page("");
-    expect(workspace.dock.layout).toEqual({ right: 480, bottom: 260, collapsed: ["details", "placement", "player"] });
+    expect(workspace.dock.layout).toEqual({ right: 480, bottom: 260, collapsed: ["details", "placement", "player"], order: [] });
     expect(expanded("placement")).toBe("false");
     workspace.dock.setCollapsed("placement", false);
     timers.fireNext();
     expect(timers.requestedDelays).toContain(SAVE_DELAY_MS);
-    expect(http.puts).toEqual([{ url: "/api/preferences/workspace/", body: { value: { right: 480, bottom: 260, collapsed: ["details", "player"] } } }]);
+    expect(http.puts).toEqual([{ url: "/api/preferences/workspace/", body: { value: { right: 480, bottom: 260, collapsed: ["details", "player"], order: [] } } }]);
   });
 
   it("takes the defaults for a broken stored layout", () => {
