@@ -12,9 +12,11 @@ software WebGL). Through the map's ``window.__twinMap`` hook it prints the
 first-draw time (from navigation start), then for each zoom level the elements
 drawn, the level-of-detail update time (scene + sigma rebuild + render) and
 the redraw time (a synchronous sigma render waiting for the GPU, median of
-five). The same is measured for the naive baseline: every node and link in
-sigma, no level of detail (``data-lod="off"``). Figures are printed, not
-asserted.
+five). The same is measured with the map in the fabric workspace, as the fabric
+page shows it: the right-hand and bottom docks open around it, their panels
+expanded (frontend/src/workspace/), and for the naive baseline: every node and
+link in sigma, no level of detail (``data-lod="off"``). Figures are printed,
+not asserted.
 """
 
 from __future__ import annotations
@@ -64,6 +66,38 @@ HARNESS = """<!doctype html>
 </body></html>
 """
 
+# The fabric page's workspace: the map's panel and docked panels as the template renders them,
+# every panel expanded (the stored layout collapses none); the legend and details in their panels.
+PANEL = """<section class="panel" data-dock="{dock}" data-panel="{name}"><h2>{title}</h2>{body}</section>"""
+FORM = "<form class='inline-form'>" + "".join(f"<label>Field {i} <input value='{i}'></label>" for i in range(6)) + "<button class='btn btn-primary' type='button'>Start</button></form>"
+WORKSPACE_PANELS = "".join(
+    PANEL.format(dock=dock, name=name, title=title, body=body)
+    for dock, name, title, body in (
+        ("right", "fabric", "bench fat-tree", "<dl class='kv'>" + "".join(f"<dt>Key {i}</dt><dd>{i * 1024:,}</dd>" for i in range(8)) + "</dl>"),
+        ("right", "details", "Details", "<div id='map-details'><p class='muted map-details-empty'>Pick a node.</p></div>"),
+        ("right", "legend", "Legend", "<div id='map-legend'></div>"),
+        ("right", "collective", "Collective simulation", FORM),
+        ("right", "placement", "Place a job", FORM),
+        ("right", "failures", "What if something fails?", FORM),
+        ("bottom", "player", "Replay player", "<p class='muted'>" + "The player appears here. " * 20 + "</p>"),
+    )
+)
+WORKSPACE_HARNESS = f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>map bench, workspace</title>
+<link rel="stylesheet" href="app.css"></head>
+<body data-lang="en" data-health-url="health.json">
+<header class="topbar"><span class="brand">Fabric twin</span></header>
+<main class="page">
+<div class="workspace" id="workspace" data-layout='{{"right": 460, "bottom": 300, "collapsed": []}}' data-layout-url="preference.json">
+<section class="panel workspace-map" id="map-panel"><h2>Map</h2>
+<div id="fabric-map" data-layout-url="layout.json" data-lod="on" data-details-host="map-details" data-legend-host="map-legend"></div></section>
+{WORKSPACE_PANELS}
+</div>
+</main>
+<script src="app.js" defer></script>
+</body></html>
+"""
+
 
 class _QuietHandler(SimpleHTTPRequestHandler):
     def log_message(self, format, *args):  # noqa: A002 - the base class's name
@@ -89,6 +123,7 @@ def write_site(directory: Path, layout: dict) -> int:
     (directory / "health.json").write_text('{"status": "ok", "redis": "ok"}')
     (directory / "lod.html").write_text(HARNESS.replace("{lod}", "on"))
     (directory / "naive.html").write_text(HARNESS.replace("{lod}", "off"))
+    (directory / "workspace.html").write_text(WORKSPACE_HARNESS)
     return len(payload)
 
 
@@ -158,6 +193,13 @@ def main() -> None:
                         page.screenshot(path=str(args.screenshots / "map-lod.png"))
                     page.close()
                     page = browser.new_page(viewport=VIEWPORT)
+                    docked = measure(page, f"{base}/workspace.html", centre, ZOOMS)
+                    stage = page.evaluate("(() => { const r = document.querySelector('#fabric-map .tmap-stage').getBoundingClientRect(); return [r.width, r.height]; })()")
+                    if args.screenshots:
+                        page.evaluate("window.__twinMap.setCamera(1); window.__twinMap.updateLod()")
+                        page.screenshot(path=str(args.screenshots / "map-workspace.png"))
+                    page.close()
+                    page = browser.new_page(viewport=VIEWPORT)
                     naive = measure(page, f"{base}/naive.html", centre, (1.0, 0.1))
                     page.close()
                 finally:
@@ -168,11 +210,13 @@ def main() -> None:
             server.server_close()
 
     print_run("level of detail (budget 3,000 elements)", lod)
+    print_run(f"in the workspace, side and bottom docks open (map stage {stage[0]:.0f} x {stage[1]:.0f} px)", docked)
     print_run("naive baseline (every node and link in sigma)", naive)
-    worst = max(level["redraw_ms"] for level in lod["levels"])
-    most = max(level["total"] for level in lod["levels"])
+    worst = max(level["redraw_ms"] for level in lod["levels"] + docked["levels"])
+    most = max(level["total"] for level in lod["levels"] + docked["levels"])
+    first = max(lod["first_draw_ms"], docked["first_draw_ms"])
     print(
-        f"\ntargets: first draw < 3000 ms (got {lod['first_draw_ms']:.0f}); at most ~3,000 elements "
+        f"\ntargets: first draw < 3000 ms (got {first:.0f}); at most ~3,000 elements "
         f"(got {most}); redraw < 200 ms (worst {worst:.0f}); layout < 1 s and < 5 MB "
         f"(got {layout_seconds * 1000:.0f} ms, {size / 1e6:.2f} MB)"
     )

@@ -320,6 +320,7 @@ def test_placement_failure_and_collective_forms_from_the_fabric_page(tmp_path, s
             page.screenshot(path=str(ARTIFACTS / "placement-result.png"), full_page=True)
 
             page.goto(fabric_url)
+            page.select_option("#failure-form [name=worst]", "")  # the form searches any switch by default; fail these instead
             page.fill("#failure-form [name=elements]", "leaf-07")
             page.fill("#failure-form [name=size]", "64MiB")
             page.click("#failure-form button[type=submit]")

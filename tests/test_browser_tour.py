@@ -59,7 +59,8 @@ def wait_for_runs(session: Session, runs: dict[str, int], timeout_s: float = 600
 
 def submit_as_shown(page, base_url: str, fabric_path: str, form: str) -> str:
     """Submits one of the fabric page's run forms without touching a field: the form as the page
-    offers it must run on the fabric it is shown for. Returns the path of the finished run's page."""
+    offers it must run on the fabric it is shown for. Returns the path that shows the finished run:
+    the fabric page's deep link to it (the form's panel shows the run; docs/workspace.md)."""
     page.goto(base_url + fabric_path)
     page.click(f"{form} button[type=submit]")
     page.wait_for_selector(".run-widget[data-status=succeeded], .run-widget[data-status=failed], .errorlist", timeout=300000)

@@ -38,9 +38,11 @@ def numbers(text: str) -> list[float]:
     return [float(value.replace(",", "")) for value in re.findall(r"\d[\d,]*(?:\.\d+)?", text)]
 
 
-def finish(page, fabric_url: str, form: str, fill: dict[str, str], timeout: int = 180000) -> str:
+def finish(page, fabric_url: str, form: str, fill: dict[str, str], timeout: int = 180000, select: dict[str, str] | None = None) -> str:
     """Fill and submit one of the fabric page's run forms; the finished run's widget text."""
     page.goto(fabric_url)
+    for field, value in (select or {}).items():
+        page.select_option(f"{form} [name={field}]", value)
     for field, value in fill.items():
         page.fill(f"{form} [name={field}]", value)
     page.click(f"{form} button[type=submit]")
@@ -93,7 +95,8 @@ def test_an_uploaded_superpod_runs_every_kind_of_run_from_its_page(tmp_path, sta
             placement = finish(page, fabric_url, "#placement-form", {"tp": "8", "dp": "16", "model_params": "7B"})
             assert "aware" in placement and numbers(placement)
 
-            failure = finish(page, fabric_url, "#failure-form", {"elements": "leaf-1", "size": "64MB"})
+            # The form searches any switch by default: fail leaf-1 instead.
+            failure = finish(page, fabric_url, "#failure-form", {"elements": "leaf-1", "size": "64MB"}, select={"worst": ""})
             assert numbers(failure)
 
             replay = finish(page, fabric_url, "#replay-form", {"model_params": "1e9", "tp": "8", "dp": str(CARDS // 8)})

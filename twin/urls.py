@@ -4,6 +4,7 @@ from django.urls import include, path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from twin.accounts import api as account_api
 from twin.accounts import views as account_views
 from twin.accounts.forms import LoginForm
 from twin.common import views as common_views
@@ -36,6 +37,7 @@ api_patterns = [
     path("runs/<id:pk>/frames/", run_api.RunFrameApi.as_view(), name="api-run-frames"),
     path("traces/", simulation_api.TraceUploadApi.as_view(), name="api-trace-upload"),
     path("fabrics/<id:pk>/telemetry/", simulation_api.TelemetryApi.as_view(), name="api-fabric-telemetry"),
+    path("preferences/<str:key>/", account_api.PreferenceApi.as_view(), name="api-preference"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     # Its set-up script is served as a file of its own, as the Content-Security-Policy requires.
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),

@@ -11,18 +11,21 @@ import { liveStatusForPage } from "./live/liveStatus";
 import { mountLiveTelemetry } from "./live/liveTelemetry";
 import { overlaySlot } from "./map/overlaySlot";
 import { openBrowserSocket } from "./core/reconnectingSocket";
-import { mountReplayPlayer } from "./replay/replayPlayer";
+import { mountReplayPlayer, type ReplayPlayer } from "./replay/replayPlayer";
 import { runMapMarks } from "./runs/runMarks";
 import { runOverlay } from "./runs/runOverlay";
 import { canCancelRuns } from "./runs/runState";
 import { mountRunWidget, type RunListener, type RunWidgetContext } from "./runs/runWidget";
+import { wirePanelForm } from "./runs/panelForm";
 import { wireStartButton } from "./runs/startRun";
 import { bindMapThresholds, thresholdStore, type ThresholdStorage } from "./replay/thresholds";
 import { mountMapFromPage } from "./map/mountFromPage";
+import type { TopologyMap } from "./map/topologyMap";
 import { localizeTimes } from "./core/times";
 import { browserTimers } from "./core/timers";
 import { browserSendForm } from "./upload/sendForm";
 import { wireUploadForm } from "./upload/uploadForm";
+import { mountWorkspace, type Workspace } from "./workspace/workspace";
 
 export function startApp(doc: Document): void {
   const language = resolveLanguage(doc.body.dataset["lang"]);
@@ -39,14 +42,20 @@ export function startApp(doc: Document): void {
 
   const numbers = numberFormatters(INTL_LOCALE[language]);
 
+  // The workspace's docks first, so that the map measures the room it is given.
+  const workspaceRoot = doc.getElementById("workspace");
+  let workspace: Workspace | null = null;
+
   // The map first: run results offer "Show on map" only when there is one.
   const fabricMap = doc.getElementById("fabric-map");
-  const mapReady = fabricMap === null ? Promise.resolve(null) : mountMapFromPage(fabricMap, { doc, t, numbers, http });
+  const mapContext = { doc, t, numbers, http, onSelect: (id: string | null) => workspace?.onSelect(id) };
+  let mapReady: Promise<TopologyMap | null> = Promise.resolve(null);
   const map = () => mapReady.catch(() => null);
   // One link-utilisation overlay at a time: collective runs, live telemetry, a replay.
   const slot = overlaySlot();
   // The viewer's utilisation thresholds, for the replay player's and live telemetry's views and the map.
   const thresholds = thresholdStore(browserStorage());
+  const marks = fabricMap === null ? undefined : runMapMarks({ t, numbers, http, map });
 
   const runContext: RunWidgetContext = {
     doc,
@@ -58,10 +67,44 @@ export function startApp(doc: Document): void {
     openSocket: openBrowserSocket,
     timers: browserTimers,
     canCancel: canCancelRuns(doc.body.dataset["userRole"]),
-    marks: fabricMap === null ? undefined : runMapMarks({ t, numbers, http, map }),
+    marks,
   };
+  const overlay = fabricMap === null ? null : runOverlay({ doc, t, http, map, slot });
+  // One replay player at a time: a newer replay's replaces the one shown.
+  let player: ReplayPlayer | null = null;
+  const showReplay = (host: HTMLElement, startFrame: number | null): void => {
+    player?.stop();
+    player = mountReplayPlayer(host, {
+      ...runContext,
+      map,
+      slot,
+      thresholds,
+      startFrame,
+      onFrame: (index) => workspace?.onFrame(index),
+    });
+  };
+  if (workspaceRoot !== null) {
+    workspace = mountWorkspace(
+      workspaceRoot,
+      { doc, t, http, timers: browserTimers, location: window.location, replaceUrl: (url) => window.history.replaceState(window.history.state, "", url) },
+      { overlay: overlay ?? undefined, marks, showReplay },
+    );
+  }
+  if (fabricMap !== null) {
+    mapReady = mountMapFromPage(fabricMap, mapContext);
+  }
+  const linkedNode = workspace?.link.current.node ?? null;
+  if (linkedNode !== null) {
+    // The deep link's node: selected and centred, its details in their panel.
+    void map().then((found) => found?.selectNode(linkedNode));
+  }
+
   const replayPlayer = doc.getElementById("replay-player");
-  const mountPlayer = (host: HTMLElement) => mountReplayPlayer(host, { ...runContext, map, slot, thresholds });
+  const runOfPlayer = (host: HTMLElement): number | null => {
+    const id = Number.parseInt(/\/replays\/(\d+)\//.exec(host.dataset["ws"] ?? "")?.[1] ?? "", 10);
+    return Number.isSafeInteger(id) ? id : null;
+  };
+  const mountPlayer = (host: HTMLElement) => showReplay(host, workspace?.startFrameFor(runOfPlayer(host)) ?? null);
   // A replay still being computed: its player mounts itself once the page's run has succeeded.
   let onPageRun: RunListener | undefined;
   if (replayPlayer !== null && replayPlayer.dataset["awaitRun"] === "true") {
@@ -75,21 +118,42 @@ export function startApp(doc: Document): void {
   } else if (replayPlayer !== null) {
     mountPlayer(replayPlayer);
   }
-  for (const widget of doc.querySelectorAll<HTMLElement>(".run-widget")) {
-    mountRunWidget(widget, runContext, undefined, onPageRun);
-  }
+  /** Every run a page shows tells the page's player and the workspace (URL, map, player). */
+  const onRun: RunListener = (run, runUrl) => {
+    onPageRun?.(run, runUrl);
+    workspace?.onRun(run, runUrl);
+  };
 
+  // Slots where runs are started: each keeps its own widget (a deep link's too) current.
+  const launchSlots: HTMLElement[] = [];
   const startButton = doc.getElementById("start-hop-stats");
   const runSlot = doc.getElementById("run-slot");
   if (startButton instanceof HTMLButtonElement && runSlot !== null) {
-    wireStartButton(startButton, runSlot, runContext);
+    wireStartButton(startButton, runSlot, runContext, onRun);
+    launchSlots.push(runSlot);
   }
 
   const collectiveForm = doc.getElementById("collective-form");
   const collectiveSlot = doc.getElementById("collective-slot");
   if (collectiveForm instanceof HTMLFormElement && collectiveSlot !== null) {
-    const overlay = runOverlay({ doc, t, http, map, slot });
-    wireCollectiveForm(collectiveForm, collectiveSlot, runContext, overlay.offer);
+    // In the workspace onRun draws the utilisation; elsewhere the overlay hears the form's runs itself.
+    wireCollectiveForm(collectiveForm, collectiveSlot, runContext, workspace === null && overlay !== null ? overlay.offer : onRun);
+    launchSlots.push(collectiveSlot);
+  }
+
+  if (workspace !== null) {
+    for (const form of doc.querySelectorAll<HTMLFormElement>("form[data-run-slot]")) {
+      const formSlot = doc.getElementById(form.dataset["runSlot"] ?? "");
+      if (formSlot !== null) {
+        wirePanelForm(form, formSlot, runContext, onRun);
+        launchSlots.push(formSlot);
+      }
+    }
+  }
+  for (const widget of doc.querySelectorAll<HTMLElement>(".run-widget")) {
+    if (!launchSlots.some((owner) => owner.contains(widget))) {
+      mountRunWidget(widget, runContext, undefined, onRun);
+    }
   }
 
   const fabricLive = doc.getElementById("fabric-live");
@@ -101,7 +165,7 @@ export function startApp(doc: Document): void {
     mountFabricLive(fabricLive, { ...runContext, telemetry });
   }
 
-  if (replayPlayer !== null || doc.getElementById("telemetry-toggle") !== null) {
+  if (replayPlayer !== null || workspace !== null || doc.getElementById("telemetry-toggle") !== null) {
     void map().then((found) => bindMapThresholds(thresholds, found));
   }
 

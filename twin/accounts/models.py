@@ -1,9 +1,9 @@
-"""Users and their roles."""
+"""Users, their roles and the settings they keep."""
 from django.contrib.auth.models import AbstractUser
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
-__all__ = ("Role", "Team", "User")
+__all__ = ("Role", "Team", "User", "Preference", "PREFERENCE_KEYS")
 
 
 class Role(models.TextChoices):
@@ -47,3 +47,22 @@ class Team(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+# The settings a user may keep; a key outside this list is refused (404), so the table holds no junk.
+PREFERENCE_KEYS = ("workspace",)  # workspace: the fabric page's docked panels (frontend/src/workspace/layout.ts)
+
+
+class Preference(models.Model):
+    """One setting a user keeps on the server, so that it follows them from browser to browser."""
+
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="preferences")
+    key = models.CharField(max_length=40)
+    value = models.JSONField(default=dict)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=("user", "key"), name="preference_once_per_user")]
+
+    def __str__(self) -> str:
+        return f"{self.key} of {self.user}"

@@ -5,7 +5,7 @@ from rest_framework.permissions import SAFE_METHODS, BasePermission
 
 from .models import Role
 
-__all__ = ("RolePermission", "AdminPermission")
+__all__ = ("RolePermission", "AdminPermission", "SignedInPermission")
 
 
 class RolePermission(BasePermission):
@@ -31,3 +31,11 @@ class AdminPermission(BasePermission):
     def has_permission(self, request, view) -> bool:
         user = request.user
         return bool(user and user.is_authenticated and user.has_role(Role.ADMIN))
+
+
+class SignedInPermission(BasePermission):
+    """Any signed-in user, viewers included: for what belongs to the user alone (their preferences)."""
+
+    def has_permission(self, request, view) -> bool:
+        user = request.user
+        return bool(user and user.is_authenticated)

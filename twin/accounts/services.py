@@ -1,11 +1,17 @@
-"""Writes to users."""
+"""Writes to users and their preferences."""
+import json
 import secrets
 
 from django.db import transaction
 
-from .models import Role, User
+from twin.common.errors import ApplicationError
 
-__all__ = ("user_create", "user_set_role", "admin_ensure")
+from .models import PREFERENCE_KEYS, Preference, Role, User
+
+__all__ = ("user_create", "user_set_role", "admin_ensure", "preference_get", "preference_set")
+
+# A layout is a few hundred bytes; the cap keeps a script from storing megabytes per user.
+PREFERENCE_MAX_BYTES = 4096
 
 
 def user_create(*, username: str, password: str, role: Role, email: str = "") -> User:
@@ -41,3 +47,22 @@ def admin_ensure(*, username: str = "admin", password: str | None = None) -> tup
     user.set_password(password)
     user.save()
     return user, generated
+
+
+def preference_get(*, user: User, key: str) -> dict:
+    """The user's stored value for `key`, or {} when they have none yet."""
+    stored = Preference.objects.filter(user=user, key=key).values_list("value", flat=True).first()
+    return stored if isinstance(stored, dict) else {}
+
+
+def preference_set(*, user: User, key: str, value) -> dict:
+    """Stores `value` (a JSON object of at most PREFERENCE_MAX_BYTES) as the user's `key`."""
+    if key not in PREFERENCE_KEYS:
+        raise ApplicationError(f"Unknown preference {key!r}; expected one of: {', '.join(PREFERENCE_KEYS)}.")
+    if not isinstance(value, dict):
+        raise ApplicationError("Expected a JSON object as the value.")
+    size = len(json.dumps(value, separators=(",", ":")).encode())
+    if size > PREFERENCE_MAX_BYTES:
+        raise ApplicationError(f"The value is {size} bytes; at most {PREFERENCE_MAX_BYTES} are kept.")
+    Preference.objects.update_or_create(user=user, key=key, defaults={"value": value})
+    return value

@@ -11,12 +11,14 @@ from django.views.decorators.http import require_http_methods
 
 from twin.accounts.decorators import role_required
 from twin.accounts.models import Role
+from twin.accounts.services import preference_get
 from twin.common.errors import ApplicationError
 from twin.common.pages import paged
 from twin.common.params import id_from_text
 from twin.ingest import ParseOptions
 from twin.ingest.completion import HCA_CARD_SOURCE
 from twin.runs.forms import FailureForm, PlacementForm, ReplayForm, WhatIfForm, job_shape_fitting
+from twin.runs.models import Run
 from twin.simcore.diff import FINDING_CLASSES, SEVERITIES
 from twin.replay.prometheus import PRESETS
 from twin.simulations.forms import PRESET_LABELS, TelemetryReadingForm, TelemetrySourceForm
@@ -129,7 +131,11 @@ def telemetry_source_context(fabric: Fabric, form: TelemetrySourceForm | None) -
 def fabric_page(request, fabric_id: int, *, telemetry_source_form: TelemetrySourceForm | None = None, status: int = 200):
     """The fabric page; the telemetry source's view hands back its form with errors."""
     fabric = get_object_or_404(Fabric, pk=fabric_id)
-    snapshot = snapshot_of(fabric, request.GET.get("snapshot", "")) or fabric.latest_snapshot()
+    # A deep link (?run=) opens that run's panel; without ?snapshot= it shows the run's snapshot.
+    shown_run = linked_run(fabric, request.GET.get("run", ""))
+    snapshot = snapshot_of(fabric, request.GET.get("snapshot", "")) or (shown_run.snapshot if shown_run else None) or fabric.latest_snapshot()
+    if shown_run is not None and shown_run.snapshot_id != snapshot.pk:
+        shown_run = None  # its results would be drawn on another snapshot's map
     compare = snapshot_of(fabric, request.GET.get("compare", ""))
     if compare == snapshot:
         compare = None
@@ -151,9 +157,22 @@ def fabric_page(request, fabric_id: int, *, telemetry_source_form: TelemetrySour
             "placement_form": PlacementForm(initial=job_shape), "failure_form": FailureForm(),
             "replay_form": ReplayForm(initial=job_shape), "whatif_form": WhatIfForm(),
             **telemetry_source_context(fabric, telemetry_source_form),
+            "shown_run": shown_run,
+            "shown_run_can_cancel": shown_run is not None and shown_run.may_be_cancelled_by(request.user),
+            "playback": getattr(shown_run, "playback", None) if shown_run is not None and shown_run.kind == "replay" else None,
+            "can_control": request.user.has_role(Role.OPERATOR),
+            "workspace_layout": json.dumps(preference_get(user=request.user, key="workspace")),
         },
         status=status,
     )
+
+
+def linked_run(fabric: Fabric, text: str) -> Run | None:
+    """The run a fabric page's ?run= names, when it is one of this fabric's."""
+    run_id = id_from_text(text)
+    if run_id is None:
+        return None
+    return Run.objects.select_related("snapshot", "created_by").filter(pk=run_id, snapshot__fabric=fabric).first()
 
 
 @role_required(Role.OPERATOR)

@@ -1,5 +1,6 @@
 """Run pages, and the forms on a fabric page that start placement and failure runs."""
 from django.contrib import messages
+from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
@@ -16,6 +17,7 @@ from twin.simcore.errors import TwinCoreError
 from twin.simulations.models import ReplayPlayback
 from twin.simulations.replays import trace_file_create
 
+from .api import RunSerializer
 from .forms import FailureForm, PlacementForm, ReplayForm, WhatIfForm
 from .models import Run, RunKind, RunStatus
 from .services import run_create
@@ -61,18 +63,32 @@ def run_page(request, run_id: int):
 
 
 def start_or_report(request, snapshot: Snapshot, kind: RunKind, form, params_of):
-    """Start the run and show its page, or go back to the fabric page saying what was wrong."""
+    """Start the run and show its page, or go back to the fabric page saying what was wrong.
+    The fabric page's panels post these forms with fetch and `Accept: application/json`: they get
+    the run as POST /api/runs/ answers it (201), or {"detail", "errors": {field: [...]}} (400)."""
+    wants_json = "application/json" in request.headers.get("Accept", "")
     if form.is_valid():
         try:
             run = run_create(kind=kind, snapshot=snapshot, params=params_of(form), user=request.user)
         except (ApplicationError, TwinCoreError) as error:
-            messages.error(request, error.message if isinstance(error, ApplicationError) else str(error))
+            problem = error.message if isinstance(error, ApplicationError) else str(error)
+            if wants_json:
+                return JsonResponse({"detail": problem, "errors": {}}, status=getattr(error, "status_code", 400))
+            messages.error(request, problem)
         else:
+            if wants_json:
+                return JsonResponse(RunSerializer(run).data, status=201)
             return redirect("run-detail", run_id=run.pk)
     else:
+        if wants_json:
+            return JsonResponse({"detail": form_problems(form), "errors": form.errors}, status=400)
         for field, errors in form.errors.items():
             messages.error(request, f"{'' if field == '__all__' else field + ': '}{' '.join(errors)}")
     return redirect(f"/fabrics/{snapshot.fabric_id}/?snapshot={snapshot.pk}")
+
+
+def form_problems(form) -> str:
+    return "; ".join(f"{'' if field == '__all__' else field + ': '}{' '.join(errors)}" for field, errors in form.errors.items())
 
 
 @role_required(Role.OPERATOR)

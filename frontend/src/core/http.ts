@@ -67,6 +67,9 @@ async function readJson(response: Response): Promise<unknown> {
 export interface JsonClient {
   get(url: string): Promise<unknown>;
   post(url: string, body: unknown): Promise<unknown>;
+  put(url: string, body: unknown): Promise<unknown>;
+  /** Posts a server-rendered form as it is (files included), asking for a JSON answer. */
+  postForm(url: string, form: FormData): Promise<unknown>;
 }
 
 export function jsonClient(fetchImpl: Fetch, csrfToken: () => string | null): JsonClient {
@@ -87,19 +90,24 @@ export function jsonClient(fetchImpl: Fetch, csrfToken: () => string | null): Js
     return body;
   }
 
+  const writeHeaders = (contentType: string | null): Record<string, string> => {
+    const headers: Record<string, string> = { Accept: "application/json" };
+    if (contentType !== null) {
+      headers["Content-Type"] = contentType;
+    }
+    const token = csrfToken();
+    if (token !== null) {
+      headers["X-CSRFToken"] = token;
+    }
+    return headers;
+  };
+
   return {
     get: (url) => send(url, { method: "GET", headers: { Accept: "application/json" } }),
-    post: (url, body) => {
-      const headers: Record<string, string> = {
-        Accept: "application/json",
-        "Content-Type": "application/json",
-      };
-      const token = csrfToken();
-      if (token !== null) {
-        headers["X-CSRFToken"] = token;
-      }
-      return send(url, { method: "POST", headers, body: JSON.stringify(body) });
-    },
+    post: (url, body) => send(url, { method: "POST", headers: writeHeaders("application/json"), body: JSON.stringify(body) }),
+    put: (url, body) => send(url, { method: "PUT", headers: writeHeaders("application/json"), body: JSON.stringify(body) }),
+    // No Content-Type: the browser writes multipart/form-data with its boundary.
+    postForm: (url, form) => send(url, { method: "POST", headers: writeHeaders(null), body: form }),
   };
 }
 

@@ -50,6 +50,8 @@ export interface TopologyMapContext {
   readonly t: Translate;
   readonly numbers: NumberFormatters;
   readonly http: JsonClient;
+  /** Hears the selected node's id each time the selection changes (null: nothing selected). */
+  readonly onSelect?: ((id: string | null) => void) | undefined;
 }
 
 export interface DrawnCounts {
@@ -78,6 +80,8 @@ export interface TopologyMap {
   setLinkMarks(links: readonly number[]): { unmatched: number };
   clearOverlay(name: "utilisation" | "marks" | "diff"): void;
   focusNode(id: string): Promise<boolean>;
+  /** Centres the node and selects it as a click would (its details shown); false when the map has no such node. */
+  selectNode(id: string): Promise<boolean>;
   showPath(ids: readonly string[], hops?: number): void;
   clearPath(): void;
   /** Elements in the current scene. */
@@ -248,9 +252,15 @@ function showMap(host: HTMLElement, stage: HTMLElement, model: MapModel, context
   const legend = element(doc, "ul", { class: "legend", "aria-label": t("map.legend") });
   const body = element(doc, "div", { class: "tmap-body" });
   stage.replaceWith(body);
-  body.append(stage, details);
+  // A page may give the details and the legend places of their own (the workspace's docked panels).
+  const placeOf = (name: "detailsHost" | "legendHost"): HTMLElement | null => {
+    const id = host.dataset[name];
+    return id === undefined || id === "" ? null : doc.getElementById(id);
+  };
+  body.append(stage);
+  (placeOf("detailsHost") ?? body).append(details);
   host.prepend(toolbar);
-  host.append(legend);
+  (placeOf("legendHost") ?? host).append(legend);
 
   const fileStem = (): string => `fabric-map${model.snapshot === null ? "" : `-${String(model.snapshot)}`}`;
 
@@ -370,6 +380,7 @@ function showMap(host: HTMLElement, stage: HTMLElement, model: MapModel, context
     }
     selected = node;
     refreshScene();
+    context.onSelect?.(model.nodeId[node] ?? null);
     void showDetails(node);
   };
 
@@ -378,6 +389,7 @@ function showMap(host: HTMLElement, stage: HTMLElement, model: MapModel, context
     const close = button(t("map.details.close"), () => {
       details.hidden = true;
       selected = null;
+      context.onSelect?.(null);
       refreshScene();
     });
     const fromHere = button(t("map.details.pathFrom"), () => {
@@ -490,6 +502,9 @@ function showMap(host: HTMLElement, stage: HTMLElement, model: MapModel, context
       "-": () => view.zoomBy(1 / 1.6),
       "0": () => view.reset(),
       Escape: () => {
+        if (selected !== null) {
+          context.onSelect?.(null);
+        }
         selected = null;
         path = null;
         setPathMode(false);
@@ -650,6 +665,17 @@ function showMap(host: HTMLElement, stage: HTMLElement, model: MapModel, context
       await view.focus(x - reach, y - reach, x + reach, y + reach);
       selected = node;
       refreshScene();
+      return true;
+    },
+    async selectNode(id) {
+      const node = model.indexOfId.get(id);
+      // A deep link selects as soon as the map is mounted: a focus asked before sigma's first
+      // frames have been drawn lands off the node, so wait for them.
+      await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+      if (node === undefined || !(await api.focusNode(id))) {
+        return false;
+      }
+      onNodeChosen(node);
       return true;
     },
     showPath(ids, hops) {

@@ -2,7 +2,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { LinkValues } from "../map/overlay";
 import { overlaySlot } from "../map/overlaySlot";
-import { CONNECT_GRACE_MS, LIVE_FETCH_GRACE_MS, mountReplayPlayer } from "./replayPlayer";
+import { CONNECT_GRACE_MS, LIVE_FETCH_GRACE_MS, mountReplayPlayer, type ReplayPlayerContext } from "./replayPlayer";
 import type { FrameMap } from "../map/overlaySlot";
 import { base64Bytes, chartTexts, chartsDrawn, FakeTimers, FakeWebSocket, replayFrame, runWidgetHarness, settle } from "../testing/fakes";
 import { thresholdStore } from "./thresholds";
@@ -54,6 +54,7 @@ async function mount(
   attributes = 'data-ws="/ws/replays/12/" data-frame-url="/api/runs/12/frames/" data-frames="600"',
   map = new FakeMap(),
   answer?: Promise<unknown>,
+  extra: Partial<Pick<ReplayPlayerContext, "startFrame" | "onFrame">> = {},
 ) {
   document.body.innerHTML = `<div id="replay-player" ${attributes} data-can-control="${String(canControl)}"></div><div id="fabric-map"></div>`;
   const host = document.getElementById("replay-player") as HTMLElement;
@@ -62,7 +63,7 @@ async function mount(
     api.getAnswer = answer;
   }
   const slot = overlaySlot();
-  const player = mountReplayPlayer(host, { ...context, map: () => Promise.resolve(map), slot });
+  const player = mountReplayPlayer(host, { ...context, map: () => Promise.resolve(map), slot, ...extra });
   mountedPlayers.push(player);
   await settle();
   const q = <T extends Element>(selector: string) => host.querySelector<T>(selector) as T;
@@ -343,5 +344,38 @@ describe("replay player without a live socket", () => {
     player.stop();
     expect(FakeWebSocket.latest().closedByClient).toBe(true);
     expect(timers.pending).toEqual([]);
+  });
+});
+
+describe("replay player, opened by a deep link", () => {
+  it("seeks the shared playback to the link's frame once, for one who may control it, and reports each frame shown", async () => {
+    const shown: number[] = [];
+    const { timers } = await mount(true, undefined, undefined, undefined, { startFrame: 120, onFrame: (index) => shown.push(index) });
+    const socket = FakeWebSocket.latest();
+    socket.serverOpens();
+    socket.serverSends(state({ index: 3 }));
+    expect(socket.sent).toEqual([{ action: "seek", index: 120 }]);
+    expect(timers.pending.some((timer) => timer.delayMs === LIVE_FETCH_GRACE_MS)).toBe(false); // the seek's answer brings the frame
+    socket.serverSends(frameMessage(1, 120));
+    socket.serverSends(state({ index: 120 }));
+    socket.serverSends(state({ index: 121 }));
+    expect(socket.sent).toHaveLength(1);
+    expect(shown).toEqual([120]);
+  });
+
+  it("leaves a viewer on the shared position", async () => {
+    await mount(false, undefined, undefined, undefined, { startFrame: 120 });
+    const socket = FakeWebSocket.latest();
+    socket.serverOpens();
+    socket.serverSends(state({ index: 3 }));
+    expect(socket.sent).toEqual([]);
+  });
+
+  it("opens at the link's frame when browsing alone, within the replay's frames", async () => {
+    const alone = await mount(true, 'data-frame-url="/api/runs/12/frames/" data-frames="600"', undefined, Promise.resolve(replayFrame()), { startFrame: 120 });
+    expect(alone.api.gets).toEqual(["/api/runs/12/frames/?index=120"]);
+    FakeWebSocket.reset();
+    const beyond = await mount(true, 'data-frame-url="/api/runs/12/frames/" data-frames="600"', undefined, Promise.resolve(replayFrame()), { startFrame: 9000 });
+    expect(beyond.api.gets).toEqual(["/api/runs/12/frames/?index=599"]);
   });
 });

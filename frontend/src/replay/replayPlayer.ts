@@ -51,6 +51,13 @@ export interface ReplayPlayerContext {
   readonly slot?: OverlaySlot | undefined;
   /** The viewer's utilisation thresholds: with them, the utilisation views are drawn below the player. */
   readonly thresholds?: ThresholdStore | undefined;
+  /**
+   * The frame to open at (a deep link's): browsing alone, the player shows it; on the shared
+   * playback one who may control it seeks there, others follow the shared position.
+   */
+  readonly startFrame?: number | null | undefined;
+  /** Hears the index of each frame shown. */
+  readonly onFrame?: ((index: number) => void) | undefined;
 }
 
 export interface ReplayPlayer {
@@ -89,6 +96,7 @@ export function mountReplayPlayer(host: HTMLElement, context: ReplayPlayerContex
   let connectTimer: number | null = null;
   let dragging = false;
   let map: FrameMap | null = null;
+  let startFrame = context.startFrame ?? null; // used once, by the first frame the player asks for
   const gate = new SeqGate();
 
   // ---- DOM --------------------------------------------------------------
@@ -258,6 +266,7 @@ export function mountReplayPlayer(host: HTMLElement, context: ReplayPlayerContex
     renderFrame(index, frame);
     views?.show(index, frame);
     draw();
+    context.onFrame?.(index);
   };
 
   // ---- HTTP frames ------------------------------------------------------
@@ -384,7 +393,9 @@ export function mountReplayPlayer(host: HTMLElement, context: ReplayPlayerContex
     stopGrace();
     stopConnectTimer();
     if (shown === null && pendingIndex === null) {
-      void fetchFrame(frames > 0 ? 0 : "last");
+      const wanted = startFrame;
+      startFrame = null;
+      void fetchFrame(wanted !== null ? (frames > 0 ? clampIndex(wanted, frames) : wanted) : frames > 0 ? 0 : "last");
     }
     if (live !== null) {
       local.speed = live.speed;
@@ -429,6 +440,11 @@ export function mountReplayPlayer(host: HTMLElement, context: ReplayPlayerContex
               renderControls();
               if (shown?.index === live.index) {
                 renderPosition(live.index, shown.frame);
+              }
+              const wanted = startFrame;
+              startFrame = null;
+              if (wanted !== null && canControl && frames > 0 && clampIndex(wanted, frames) !== live.index && send({ action: "seek", index: clampIndex(wanted, frames) })) {
+                return; // the state that answers the seek brings its frame
               }
               expectFrame(live.index);
             } else if (gate.accept(message.seq)) {

@@ -47,35 +47,45 @@ export interface RunLauncher {
    * stopping) the one shown before; on failure the slot shows why. Never rejects.
    */
   start(request: RunRequest): Promise<StartOutcome>;
+  /** The same, for a run that `create` starts (e.g. a server-rendered form posted as it is) and answers as POST /api/runs/ does. */
+  launch(create: () => Promise<unknown>): Promise<StartOutcome>;
+}
+
+/** The widget a slot already shows (a deep link's run, rendered by the server), for the launcher to keep current and replace. */
+function shownWidget(slot: HTMLElement): HTMLElement | null {
+  return slot.querySelector<HTMLElement>(".run-widget");
 }
 
 export function runLauncher(runsUrl: string, slot: HTMLElement, context: RunWidgetContext, onRun?: RunListener): RunLauncher {
-  let currentFeed: RunFeed | null = null;
-  return {
-    async start(request) {
-      try {
-        const created = parseCreatedRun(await context.http.post(runsUrl, request));
-        if (created === null) {
-          throw new InvalidResponseError();
-        }
-        // The replaced widget's socket would otherwise keep reconnecting unseen.
-        currentFeed?.stop();
-        const widget = buildRunWidget(context.doc, created.url, created.wsUrl);
-        slot.replaceChildren(widget);
-        currentFeed = mountRunWidget(widget, context, created.run, onRun);
-        return { ok: true, run: created.run };
-      } catch (error) {
-        currentFeed?.stop();
-        currentFeed = null;
-        slot.replaceChildren(element(context.doc, "div", { class: "error" }, [describeRequestError(error, context.t)]));
-        return { ok: false, error };
+  const shown = shownWidget(slot);
+  let currentFeed: RunFeed | null = shown === null ? null : mountRunWidget(shown, context, undefined, onRun);
+  const launch = async (create: () => Promise<unknown>): Promise<StartOutcome> => {
+    try {
+      const created = parseCreatedRun(await create());
+      if (created === null) {
+        throw new InvalidResponseError();
       }
-    },
+      // The replaced widget's socket would otherwise keep reconnecting unseen.
+      currentFeed?.stop();
+      const widget = buildRunWidget(context.doc, created.url, created.wsUrl);
+      slot.replaceChildren(widget);
+      currentFeed = mountRunWidget(widget, context, created.run, onRun);
+      return { ok: true, run: created.run };
+    } catch (error) {
+      currentFeed?.stop();
+      currentFeed = null;
+      slot.replaceChildren(element(context.doc, "div", { class: "error" }, [describeRequestError(error, context.t)]));
+      return { ok: false, error };
+    }
+  };
+  return {
+    start: (request) => launch(() => context.http.post(runsUrl, request)),
+    launch,
   };
 }
 
-export function wireStartButton(button: HTMLButtonElement, slot: HTMLElement, context: RunWidgetContext): void {
-  const launcher = runLauncher(button.dataset["runsUrl"] ?? "", slot, context);
+export function wireStartButton(button: HTMLButtonElement, slot: HTMLElement, context: RunWidgetContext, onRun?: RunListener): void {
+  const launcher = runLauncher(button.dataset["runsUrl"] ?? "", slot, context, onRun);
   const snapshot = snapshotId(button.dataset["snapshot"]);
 
   button.addEventListener("click", () => {

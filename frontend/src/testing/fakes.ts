@@ -219,6 +219,26 @@ export class ScriptedApi implements JsonClient {
     this.posts.push({ url, body });
     return this.postAnswers.get(url) ?? this.postAnswer;
   }
+
+  /** PUTs are recorded and answered with their body, as the preferences API does. */
+  readonly puts: { url: string; body: unknown }[] = [];
+
+  put(url: string, body: unknown): Promise<unknown> {
+    this.puts.push({ url, body });
+    return Promise.resolve(body);
+  }
+
+  /** Forms are answered like posts to the same URL. */
+  readonly forms: { url: string; fields: Record<string, string> }[] = [];
+
+  postForm(url: string, form: FormData): Promise<unknown> {
+    const fields: Record<string, string> = {};
+    form.forEach((value, name) => {
+      fields[name] = typeof value === "string" ? value : value.name;
+    });
+    this.forms.push({ url, fields });
+    return this.postAnswers.get(url) ?? this.postAnswer;
+  }
 }
 
 /** A run widget context on fakes (English, wss://twin.example) with its API and timers. */
