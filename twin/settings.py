@@ -184,9 +184,10 @@ TWIN_TELEMETRY_MAX_BYTES = int(os.environ.get("TWIN_TELEMETRY_MAX_BYTES", 32 * 1
 TWIN_PARSE_MEMORY_BYTES = int(os.environ.get("TWIN_PARSE_MEMORY_BYTES", 8 * 2**30))
 TWIN_PARSE_TIME_LIMIT_S = int(os.environ.get("TWIN_PARSE_TIME_LIMIT_S", 300))
 # Uploads over FILE_UPLOAD_MAX_MEMORY_SIZE are spooled to files here, not the system's temporary
-# directory: `serve` empties it before it starts the web server, so that files of uploads cut
-# off by a killed server do not pile up.
-FILE_UPLOAD_TEMP_DIR = DATA_DIR / "uploads-tmp"
+# directory: `serve` and `manage.py web` empty it before they start the web server, so that files
+# of uploads cut off by a killed server do not pile up. One directory per machine or container
+# (docker-compose's web replicas share the data volume, not this directory).
+FILE_UPLOAD_TEMP_DIR = Path(os.environ.get("TWIN_UPLOAD_TEMP_DIR", DATA_DIR / "uploads-tmp")).resolve()
 FILE_UPLOAD_TEMP_DIR.mkdir(parents=True, exist_ok=True)
 # Archives of per-node files (.tar, .tar.gz, .zip; docs/formats/archives.md): at most this many
 # entries, unpacking to at most this many bytes in all (each member at most TWIN_MAX_UPLOAD_BYTES),
