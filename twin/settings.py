@@ -292,6 +292,8 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     # The health endpoint's two states, for database and Redis alike: one name for both.
     "ENUM_NAME_OVERRIDES": {"ServiceStateEnum": ["ok", "unavailable"]},
+    # The error answers every operation can give, from the shared handler and middleware.
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "twin.common.schema.error_responses_documented"],
 }
 
 LOGGING = {
