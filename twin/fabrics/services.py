@@ -41,7 +41,8 @@ def insert_rows(model, columns: tuple[str, ...], rows: Iterable[tuple]) -> None:
     if connection.vendor == "postgresql":
         table = connection.ops.quote_name(model._meta.db_table)
         names = ", ".join(connection.ops.quote_name(model._meta.get_field(column.removesuffix("_id")).column) for column in columns)
-        with connection.cursor() as cursor, cursor.cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
+        # The driver's own cursor: its errors made Django's (a lost connection is then a 503, not a 500).
+        with connection.wrap_database_errors, connection.cursor() as cursor, cursor.cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
             for row in rows:
                 copy.write_row((*row[:-1], json.dumps(row[-1])))
         return
