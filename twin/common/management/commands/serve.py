@@ -105,7 +105,7 @@ class Command(BaseCommand):
         self.children: dict[str, subprocess.Popen] = {}
         self.commands: dict[str, list[str]] = {}
         self.listeners: dict[str, list[socket.socket]] = {}  # kept open here, so that a web process started again reuses its sockets
-        self.restarts: list[float] = []
+        self.restarts: dict[str, list[float]] = {}  # each child's exits: Redis going also takes the workers' connections
         self.redis: EmbeddedRedis | None = None
         signal.signal(signal.SIGTERM, stop_on_signal)
         if port_in_use(host, port):
@@ -218,9 +218,9 @@ class Command(BaseCommand):
 
     def count_restart(self, name: str, returncode: int) -> None:
         now = time.monotonic()
-        self.restarts = [moment for moment in self.restarts if now - moment < RESTART_WINDOW_S] + [now]
-        if len(self.restarts) > RESTARTS_ALLOWED:
-            raise CommandError(f"The {name} exited with code {returncode}, the {len(self.restarts)}th exit within {RESTART_WINDOW_S} s; stopping.")
+        exits = self.restarts[name] = [moment for moment in self.restarts.get(name, []) if now - moment < RESTART_WINDOW_S] + [now]
+        if len(exits) > RESTARTS_ALLOWED:
+            raise CommandError(f"The {name} exited with code {returncode}, its {len(exits)}th exit within {RESTART_WINDOW_S} s; stopping.")
         self.stdout.write(self.style.WARNING(f"The {name} exited with code {returncode}; starting it again."))
 
     def supervise(self) -> None:
