@@ -9,7 +9,8 @@ RUN npm run build
 
 FROM python:3.11-slim-bookworm
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 \
-    TWIN_DATA_DIR=/data TWIN_STATIC_ROOT=/app/staticfiles DJANGO_SETTINGS_MODULE=twin.settings
+    TWIN_DATA_DIR=/data TWIN_STATIC_ROOT=/app/staticfiles DJANGO_SETTINGS_MODULE=twin.settings \
+    TWIN_UPLOAD_TEMP_DIR=/tmp/twin-uploads
 WORKDIR /app
 # A CJK font: the what-if report's PDF and plots in Simplified Chinese (twin/whatif/plots.py).
 RUN apt-get update && apt-get install -y --no-install-recommends fonts-droid-fallback && rm -rf /var/lib/apt/lists/*
@@ -21,4 +22,4 @@ RUN SECRET_KEY=image-build-only python manage.py collectstatic --noinput --verbo
     && useradd --system --home /data twin && mkdir -p /data && chown twin /data
 USER twin
 EXPOSE 8000
-CMD ["daphne", "-b", "0.0.0.0", "-p", "8000", "twin.asgi:application"]
+CMD ["python", "manage.py", "web", "--", "-b", "0.0.0.0", "-p", "8000", "twin.asgi:application"]

@@ -49,7 +49,7 @@ def main() -> None:
     from django.core.management import call_command
     from django.db import connection
 
-    from twin.fabrics.services import SourceFile, snapshot_import, source_files_expanded
+    from twin.fabrics.services import SourceFile, snapshot_import
     from twin.ingest import detect_format, parse_fabric
     from twin.ingest.completion import complete_fabric
     from twin.ingest.merge import merge_fabrics
@@ -86,7 +86,7 @@ def main() -> None:
         ]
         print(f"upload: the dump and hosts.tar.gz ({len(packed.getvalue()) / 1e3:,.0f} kB, {len(files) - 1:,} XMLs)")
         snapshot, upload_s = timed("unpack + snapshot_import: the whole upload, stored (target < 30 s)", lambda: snapshot_import(
-            fabric_name="superpod", files=source_files_expanded(uploads),
+            fabric_name="superpod", files=uploads,
         ))
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(f"peak memory (ru_maxrss, target < 2,048 MiB): {peak:,.0f} MiB")

@@ -2,8 +2,9 @@
 schema lists, with generated valid and invalid parameters and bodies, as an operator holding an
 API token. Each generated case is sent twice: as generated, and with its path ids pointing at
 rows that exist (a fabric with two snapshots and a run), so that the handlers behind the 404s
-are fuzzed too. The property: no response is a 5xx. A hostile tester's 9,021 cases found none;
-this keeps it so.
+are fuzzed too. The properties: no response is a 5xx, and every response is one the schema
+documents (its status code, content type, headers and body). A hostile tester's 9,021 cases
+found no 5xx; this keeps it so.
 
 The examples are fixed (derandomized) so that a run's outcome never depends on luck; the number
 per operation is small enough for CI and can be raised with TWIN_FUZZ_EXAMPLES."""
@@ -16,7 +17,13 @@ from django.core.signals import request_finished, request_started
 from django.db import close_old_connections
 from hypothesis import HealthCheck, given, settings
 from rest_framework.authtoken.models import Token
-from schemathesis.checks import not_a_server_error
+from schemathesis.checks import (
+    content_type_conformance,
+    not_a_server_error,
+    response_headers_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
 
 from twin.accounts.models import Role
 from twin.fabrics.services import snapshot_create
@@ -25,6 +32,8 @@ from twin.runs.services import run_create, run_execute
 from twin.simcore.generate import supernode
 
 EXAMPLES_PER_OPERATION = int(os.environ.get("TWIN_FUZZ_EXAMPLES", "25"))
+# No 5xx, and every answer as the schema documents it: its status, its content type, its headers, its body.
+CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_headers_conformance, response_schema_conformance]
 
 
 @pytest.fixture
@@ -82,7 +91,7 @@ def test_no_operation_answers_a_server_error(operator_token, stored_ids, test_da
             for path_ids in ({}, existing_ids):
                 if case.path_parameters:
                     case.path_parameters = {**case.path_parameters, **{k: v for k, v in path_ids.items() if k in case.path_parameters}}
-                response = case.call_and_validate(headers=auth, checks=[not_a_server_error])
+                response = case.call_and_validate(headers=auth, checks=CHECKS)
                 if response.status_code < 300:
                     answered_ok.add(operation.label)
 

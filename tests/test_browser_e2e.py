@@ -343,3 +343,48 @@ def test_placement_failure_and_collective_forms_from_the_fabric_page(tmp_path, s
             assert page.locator(".banner-error").count() == 0
     finally:
         redis.stop()
+
+
+def test_a_playing_replay_page_goes_on_by_itself_after_redis_restarts_empty(tmp_path, stack_database_url, browser):
+    """Redis stopped under a playing replay and started again without its data: the page, not
+    reloaded, shows the replay moving again (its socket kept, the relay joining its group anew,
+    the sweeper resuming the player whose next task Redis lost)."""
+    from tests.test_recovery import FAST_LEASES
+
+    redis = EmbeddedRedis(workdir=tmp_path / "redis").start()  # keeps nothing across a restart
+    try:
+        with Stack(data_dir=tmp_path, env_overrides={"DATABASE_URL": stack_database_url, "REDIS_URL": redis.url, **FAST_LEASES}) as stack:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page_errors: list[str] = []
+            page.on("pageerror", lambda error: page_errors.append(str(error)))
+            log_in(page, stack.base_url)
+            page.click("text=demo-supernode")
+            page.fill("#replay-form [name=model_params]", "1e9")
+            page.fill("#replay-form [name=tp]", "8")
+            page.fill("#replay-form [name=dp]", "16")
+            page.click("#replay-form button[type=submit]")
+            page.wait_for_selector(".run-widget:is([data-status=succeeded], [data-status=failed])", timeout=240000)
+            page.wait_for_selector("#replay-player .replay-play", timeout=20000)
+            page.check("#replay-player .replay-loop")
+            page.select_option("#replay-player .replay-speed", value="0")
+            page.click("#replay-player .replay-play")
+            timeline = "Number(document.querySelector('#replay-player .replay-timeline').value)"
+            wait_until(page, f"{timeline} >= 5", timeout_ms=30000)
+            page.evaluate("window.notReloaded = true")
+
+            redis.stop()
+            page.wait_for_timeout(3000)
+            stood_at = page.evaluate(timeline)
+            redis.start()
+            # First the frame it stands at now (the player went on while its frames had nowhere to
+            # go), then moving again once the sweeper has resumed the player.
+            wait_until(page, f"{timeline} != {stood_at}", timeout_ms=90000)
+            caught_up = page.evaluate(timeline)
+            wait_until(page, f"{timeline} != {caught_up}", timeout_ms=90000)
+            moving = page.evaluate(timeline)
+            wait_until(page, f"{timeline} != {moving}", timeout_ms=10000)
+            assert page.evaluate("window.notReloaded === true")
+            assert page_errors == []
+    finally:
+        redis.stop()
+        shutil.rmtree(tmp_path / "redis", ignore_errors=True)

@@ -5,6 +5,7 @@ import json
 import pytest
 from asgiref.sync import async_to_sync
 from channels.testing import WebsocketCommunicator
+from django.db.models import F
 from django.test import Client
 
 from twin.accounts.models import Role
@@ -151,3 +152,44 @@ def test_viewers_in_one_process_share_one_group_membership_and_get_the_same_text
         assert members.zcard(members_key) == 0
 
     async_to_sync(scenario)()
+
+
+def test_a_viewer_stays_connected_while_redis_restarts_empty_and_then_hears_the_current_state_and_changes(make_user, small_snapshot, settings, tmp_path):
+    """Redis killed and started again without its data (no append-only file): the socket stays
+    open (no 1011), the viewer is sent what changed while Redis was away, and the process's group
+    membership, which the empty Redis forgot, is renewed so later changes arrive too."""
+    from channels.db import database_sync_to_async
+
+    from twin.common.embedded import EmbeddedRedis
+    from twin.runs.realtime import run_broadcast
+
+    redis = EmbeddedRedis(workdir=tmp_path / "redis").start()  # keeps nothing across a restart
+    layer = settings.CHANNEL_LAYERS["default"]
+    settings.CHANNEL_LAYERS = {"default": {**layer, "CONFIG": {**layer["CONFIG"], "hosts": [{**layer["CONFIG"]["hosts"][0], "address": redis.url}]}}}
+    run = Run.objects.create(kind=RunKind.HOP_STATS, snapshot=small_snapshot, seq=1)
+    headers = session_headers(make_user(Role.VIEWER))
+
+    def message_changed(text: str) -> None:
+        Run.objects.filter(pk=run.pk).update(seq=F("seq") + 1, message=text)
+        run_broadcast(Run.objects.get(pk=run.pk))
+
+    async def scenario():
+        communicator = WebsocketCommunicator(application, f"/ws/runs/{run.pk}/", headers=headers)
+        assert (await communicator.connect())[0]
+        assert (await receive_json(communicator))["seq"] == 1
+        redis.process.kill()
+        redis.process.wait()
+        await database_sync_to_async(message_changed)("said while Redis was away")  # published to nobody
+        assert await communicator.receive_nothing(timeout=2)  # and the socket is still open
+        redis.start()
+        state = await receive_json(communicator)
+        assert state["seq"] == 2 and state["run"]["message"] == "said while Redis was away"
+        await database_sync_to_async(message_changed)("said once it was back")
+        state = await receive_json(communicator)
+        assert state["seq"] == 3 and state["run"]["message"] == "said once it was back"
+        await communicator.disconnect()
+
+    try:
+        async_to_sync(scenario)()
+    finally:
+        redis.stop()

@@ -2,8 +2,12 @@
 the environment."""
 import os
 import shutil
+import socket
 import subprocess
 import sys
+import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -22,7 +26,7 @@ def test_compose_has_the_full_stack(compose):
     assert {"postgres", "redis", "migrate", "web", "proxy", "worker"} <= set(services)
     assert services["postgres"]["image"].startswith("postgres:")
     assert services["redis"]["image"].startswith("redis:")
-    assert "daphne" in services["web"]["command"] and "twin.asgi:application" in services["web"]["command"]
+    assert services["web"]["command"][:3] == ["python", "manage.py", "web"] and "twin.asgi:application" in services["web"]["command"]
     assert services["worker"]["command"][:4] == ["celery", "-A", "twin", "worker"]
     assert services["migrate"]["command"][-1] == "bootstrap" and services["migrate"]["restart"] == "no"
 
@@ -83,6 +87,54 @@ def test_the_proxy_carries_http_and_websockets_to_every_web_replica(compose):
     assert "--proxy-headers" in compose["services"]["web"]["command"]
     upload_limit_mb = int(config.split("client_max_body_size ")[1].split("m;")[0])
     assert upload_limit_mb * 1024 * 1024 >= 200 * 1024 * 1024  # TWIN_MAX_UPLOAD_BYTES' default: the app answers 413 itself
+
+
+def test_web_containers_empty_their_own_upload_temp_dir_before_serving(compose):
+    """A killed web container's half-written uploads are removed when it starts again; the
+    directory is the container's own: replicas share the data volume, and one emptying it would
+    cut off another's uploads."""
+    command = compose["services"]["web"]["command"]
+    assert command[:4] == ["python", "manage.py", "web", "--"] and command[4:] == ["-b", "0.0.0.0", "-p", "8000", "--proxy-headers", "twin.asgi:application"]
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    temp_dir = dockerfile.split("TWIN_UPLOAD_TEMP_DIR=")[1].split()[0]
+    data_volume = next(volume.split(":")[1] for volume in compose["services"]["web"]["volumes"] if volume.startswith("twin-data:"))
+    assert not Path(temp_dir).is_relative_to(data_volume), temp_dir
+    assert dockerfile.strip().splitlines()[-1] == 'CMD ["python", "manage.py", "web", "--", "-b", "0.0.0.0", "-p", "8000", "twin.asgi:application"]'
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_manage_py_web_empties_the_upload_temp_dir_then_serves(tmp_path):
+    """The command compose runs, run for real: the leftover of a cut-off upload is gone once daphne answers."""
+    temp_dir = tmp_path / "container-tmp" / "twin-uploads"
+    temp_dir.mkdir(parents=True)
+    leftover = temp_dir / "tmpa8d2k1.upload.xml"
+    leftover.write_bytes(b"<system" * 1000)
+    port = free_port()
+    env = {**os.environ, "TWIN_DATA_DIR": str(tmp_path / "data"), "TWIN_UPLOAD_TEMP_DIR": str(temp_dir), "DJANGO_SETTINGS_MODULE": "twin.settings"}
+    web = subprocess.Popen([sys.executable, "manage.py", "web", "--", "-b", "127.0.0.1", "-p", str(port), "twin.asgi:application"], cwd=ROOT, env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert web.poll() is None, "the web server exited"
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2)
+                break
+            except urllib.error.HTTPError:  # answered (an empty database makes it unhealthy)
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the web server did not answer"
+                time.sleep(0.3)
+        assert temp_dir.is_dir() and list(temp_dir.iterdir()) == []
+        # exec: the process compose started is daphne itself, so it receives the container's signals.
+        assert "daphne" in " ".join(Path(f"/proc/{web.pid}/cmdline").read_text().split("\0"))
+    finally:
+        web.terminate()
+        web.wait(timeout=20)
 
 
 @pytest.mark.skipif(not shutil.which("nginx"), reason="nginx (Debian package nginx-light) not installed: only the text checks ran")

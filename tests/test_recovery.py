@@ -2,18 +2,22 @@
 embedded Redis with an append-only file, the live and the heavy worker, short leases) with real
 processes killed with SIGKILL: a fanned-out run whose heavy worker and then Redis are killed
 mid-run finishes with the result of an undisturbed run and no duplicated cells; a replay whose
-live worker is killed mid-play goes on from its frame; `serve` killed takes all its children
-with it and an upload's temporary files do not outlive a restart."""
+live worker is killed mid-play goes on from its frame; a replay whose Redis is killed with viewers
+watching goes on, and the viewers see it again from its current frame without reloading; `serve`
+killed takes all its children with it and an upload's temporary files do not outlive a restart."""
 import json
 import os
 import re
 import signal
 import sqlite3
+import threading
 import time
+import urllib.error
 import urllib.parse
 from pathlib import Path
 
 import pytest
+from websockets.exceptions import ConnectionClosed, InvalidHandshake
 from websockets.sync.client import connect
 
 from tests.stack import Session, Stack, port_is_open, scratch_database
@@ -177,6 +181,110 @@ def test_a_replay_goes_on_from_its_frame_after_its_live_worker_is_killed(stack):
     assert before[-1] <= after[0] <= before[-1] + 2, (before, after)  # from where it stood, not from 0
     assert after == sorted(after) and after[-1] > after[0]
     print(f"replay resumed {gap_s:.1f} s after its worker was killed")
+
+
+class ReplayViewer(threading.Thread):
+    """A replay page's websocket, as the frontend's ReconnectingSocket keeps it: on a drop it
+    connects again after a second (the page's first backoff step) and gives up only on 4401 or
+    4404. Records every frame (when, index, seq) and every close code."""
+
+    def __init__(self, url: str, headers: dict[str, str]) -> None:
+        super().__init__(daemon=True)
+        self.url, self.headers = url, headers
+        self.frames: list[tuple[float, int, int]] = []
+        self.close_codes: list[int | None] = []
+        self.connections = 0
+        self.stopping = threading.Event()
+
+    def run(self) -> None:
+        while not self.stopping.is_set():
+            try:
+                with connect(self.url, additional_headers=self.headers, open_timeout=10) as socket:
+                    self.connections += 1
+                    while not self.stopping.is_set():
+                        try:
+                            message = json.loads(socket.recv(timeout=0.5))
+                        except TimeoutError:
+                            continue
+                        if message["type"] == "replay.frame":
+                            self.frames.append((time.monotonic(), message["index"], message["seq"]))
+            except ConnectionClosed as closed:
+                self.close_codes.append(closed.rcvd.code if closed.rcvd else None)
+                if closed.rcvd and closed.rcvd.code in (4401, 4404):
+                    return
+            except (OSError, InvalidHandshake):
+                self.close_codes.append(None)  # the web server did not let us in: retried
+            self.stopping.wait(1.0)
+
+    def shown_after(self, moment: float) -> list[int]:
+        """The indexes of the frames a page shows after `moment`: as the page's SeqGate
+        (frontend/src/replay/frames.ts), a frame older than one shown (a late one) is ignored."""
+        shown, newest = [], -1
+        for at, index, seq in list(self.frames):
+            if seq > newest:
+                newest = seq
+                if at > moment:
+                    shown.append(index)
+        return shown
+
+
+def status_of(session: Session, path: str) -> int:
+    try:
+        with session.opener.open(session.base_url + path, timeout=30) as response:
+            return response.status
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+def test_a_replay_goes_on_and_its_viewers_see_its_current_frame_after_redis_is_killed(stack):
+    session = Session(stack.base_url)
+    run_id = start_run(session, "replay", demo_snapshot(session), {"training": {"model_params": 1e9, "tp": 8, "dp": 8, "hidden_size": 2048, "seq_len": 1024}, "max_frames": 2000})
+    assert finished(session, run_id, 180)["status"] == "succeeded"
+    headers = {"Cookie": f"sessionid={session.cookie('sessionid')}", "Origin": stack.base_url}
+    url = stack.base_url.replace("http://", "ws://") + f"/ws/replays/{run_id}/"
+    viewers = [ReplayViewer(url, headers) for _ in range(3)]
+    for viewer in viewers:
+        viewer.start()
+
+    def playback() -> tuple[bool, int]:
+        return tuple(query(stack.database_url, 'SELECT playing, "index" FROM simulations_replayplayback WHERE run_id = ?', run_id)[0])
+
+    try:
+        wait_until(lambda: all(viewer.frames for viewer in viewers), 30, "every viewer sent the opening frame")
+        with connect(url, additional_headers=headers, open_timeout=10) as driver:  # an operator presses play
+            driver.send(json.dumps({"action": "speed", "speed": 0}))
+            driver.send(json.dumps({"action": "play"}))
+        wait_until(lambda: all(viewer.frames[-1][1] >= 10 for viewer in viewers), 60, "every viewer watching it play")
+        kill_group(child_running(stack, "redis-server"))
+        killed_at = time.monotonic()
+        index_at_kill = playback()[1]
+        # While Redis is down: pages and the API answer (the run page, its data), never a 500.
+        outage_statuses = {status_of(session, f"/runs/{run_id}/"), status_of(session, f"/api/runs/{run_id}/")}
+        wait_until(lambda: "The embedded Redis exited with code -9; starting it again" in stack.output(), 10, "serve restarting Redis")
+        # Every viewer sees the replay move again, past where it stood, on the same page (socket).
+        wait_until(lambda: all(any(index > index_at_kill + 10 for index in viewer.shown_after(killed_at)) for viewer in viewers), 120, "every viewer seeing frames again")
+        resumed_at = time.monotonic()
+        time.sleep(3)
+        playing, index_now = playback()
+    finally:
+        for viewer in viewers:
+            viewer.stopping.set()
+        for viewer in viewers:
+            viewer.join(timeout=15)
+
+    assert 500 not in outage_statuses, outage_statuses
+    assert playing, "the player stopped"
+    for viewer in viewers:
+        shown = viewer.shown_after(killed_at)
+        before = [index for at, index, _ in viewer.frames if at <= killed_at]
+        # From where the replay stood, not from 0, and forward only.
+        assert shown[0] >= before[-1] and shown == sorted(shown), (before[-5:], shown)
+        # At the player's current frame: the newest a viewer shows is at most a second of frames behind.
+        assert shown[-1] >= index_now - 10, (shown[-1], index_now)
+        assert len(viewer.shown_after(resumed_at)) >= 10  # and it goes on playing
+        # The same socket all along: not dropped with 1011 when Redis went, so the page had nothing to do.
+        assert viewer.connections == 1 and viewer.close_codes == [], viewer.close_codes
+    assert status_of(session, f"/runs/{run_id}/") == 200 and status_of(session, "/healthz") == 200
 
 
 def test_serve_killed_takes_its_children_with_it_and_upload_leftovers_are_removed(tmp_path):

@@ -126,6 +126,9 @@ DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL", f"sqlite:///{DATA_DIR / 'twin.sqlite3'}"),
         conn_max_age=int(os.environ.get("DATABASE_CONN_MAX_AGE", "0")),
+        # A kept connection the server has dropped (restarted, killed) is replaced at the start
+        # of the next request or task instead of failing it.
+        conn_health_checks=True,
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
@@ -184,9 +187,10 @@ TWIN_TELEMETRY_MAX_BYTES = int(os.environ.get("TWIN_TELEMETRY_MAX_BYTES", 32 * 1
 TWIN_PARSE_MEMORY_BYTES = int(os.environ.get("TWIN_PARSE_MEMORY_BYTES", 8 * 2**30))
 TWIN_PARSE_TIME_LIMIT_S = int(os.environ.get("TWIN_PARSE_TIME_LIMIT_S", 300))
 # Uploads over FILE_UPLOAD_MAX_MEMORY_SIZE are spooled to files here, not the system's temporary
-# directory: `serve` empties it before it starts the web server, so that files of uploads cut
-# off by a killed server do not pile up.
-FILE_UPLOAD_TEMP_DIR = DATA_DIR / "uploads-tmp"
+# directory: `serve` and `manage.py web` empty it before they start the web server, so that files
+# of uploads cut off by a killed server do not pile up. One directory per machine or container
+# (docker-compose's web replicas share the data volume, not this directory).
+FILE_UPLOAD_TEMP_DIR = Path(os.environ.get("TWIN_UPLOAD_TEMP_DIR", DATA_DIR / "uploads-tmp")).resolve()
 FILE_UPLOAD_TEMP_DIR.mkdir(parents=True, exist_ok=True)
 # Archives of per-node files (.tar, .tar.gz, .zip; docs/formats/archives.md): at most this many
 # entries, unpacking to at most this many bytes in all (each member at most TWIN_MAX_UPLOAD_BYTES),
@@ -291,6 +295,8 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     # The health endpoint's two states, for database and Redis alike: one name for both.
     "ENUM_NAME_OVERRIDES": {"ServiceStateEnum": ["ok", "unavailable"]},
+    # The error answers every operation can give, from the shared handler and middleware.
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "twin.common.schema.error_responses_documented"],
 }
 
 LOGGING = {

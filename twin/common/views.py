@@ -1,5 +1,8 @@
 """Health endpoints and error pages."""
+import sys
+
 from django.contrib.auth.decorators import login_not_required
+from django.db import DatabaseError, InterfaceError, OperationalError
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.utils.translation import gettext
@@ -50,4 +53,12 @@ def permission_denied(request, exception=None):
 
 
 def server_error(request):
+    """Django's last resort for an exception nothing else answered. A database that went away
+    (restarted, its connections killed) is no bug of ours: a 503 that says to try again."""
+    if isinstance(sys.exc_info()[1], (OperationalError, InterfaceError)):
+        message = gettext("The database cannot be reached just now; nothing was changed. Try again in a moment.")
+        try:
+            return error_page(request, 503, message)
+        except DatabaseError:  # the page itself asks the database (the user of the session)
+            return HttpResponse(message, status=503, content_type="text/plain; charset=utf-8")
     return error_page(request, 500, "Something went wrong on our side; the error has been logged.")

@@ -18,8 +18,10 @@ import threading
 import weakref
 
 from channels.db import database_sync_to_async
+from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from channels.layers import get_channel_layer
+from channels.utils import await_many_dispatch
 
 from twin.fabrics.access import route_hidden_from
 
@@ -140,12 +142,37 @@ class GroupRelay:
         while True:
             try:
                 event = await self.layer.receive(self.channel)
-            except Exception:  # noqa: BLE001 - Redis down: viewers get the next frame once it is back
-                log.warning("channel layer receive failed; retrying", exc_info=True)
-                await asyncio.sleep(RELAY_RETRY_S)
+            except Exception:  # noqa: BLE001 - Redis down: the viewers' sockets stay open meanwhile
+                log.warning("channel layer receive failed; joining the groups again once it answers", exc_info=True)
+                await self.rejoin()
                 continue
             for viewer in tuple(self.viewers.get(event["group"], ())):
                 viewer.outbox.put(event["kind"], event["text"])
+
+    async def rejoin(self) -> None:
+        """Once Redis answers again, join every group anew (a Redis restarted without its data has
+        forgotten them), then give each group's viewers the current state: what was published
+        while Redis was away never reaches them, and a paused replay would not publish again."""
+        while True:
+            await asyncio.sleep(RELAY_RETRY_S)
+            try:
+                async with self.membership:
+                    watched = {group: next(iter(viewers)) for group, viewers in self.viewers.items() if viewers}
+                    for group in watched:
+                        await self.layer.group_add(group, self.channel)
+                break
+            except Exception:  # noqa: BLE001 - still down
+                continue
+        for group, viewer in watched.items():
+            try:
+                current = await viewer.opening_messages()
+            except Exception:  # noqa: BLE001 - the database may be away too: the next change will tell
+                log.warning("could not read the current state of %s after the channel layer came back", group, exc_info=True)
+                continue
+            for message in current or ():
+                text = encode_message(message)
+                for member in tuple(self.viewers.get(group, ())):
+                    member.outbox.put(message["type"], text)
 
 
 relays: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, GroupRelay]" = weakref.WeakKeyDictionary()
@@ -163,8 +190,9 @@ def relay_for(layer) -> GroupRelay:
 
 class GroupConsumer(AsyncJsonWebsocketConsumer):
     """Refuses anonymous users (4401) and unknown objects or those of a fabric the user may not
-    see (4404); when Redis cannot be reached it
-    sends the current state and closes (4503), and the page reconnects by itself.
+    see (4404); when Redis cannot be reached at connect it sends the current state and closes
+    (4503), and the page reconnects by itself. A viewer already watching when Redis goes away
+    stays connected and is sent the current state once it is back (`GroupRelay.rejoin`).
 
     Subclasses name the object's group (`group_for`) and give the opening messages
     (`opening_messages`: the current state, or None when the object does not exist). Viewers
@@ -173,6 +201,19 @@ class GroupConsumer(AsyncJsonWebsocketConsumer):
 
     group: str | None = None
     sender: asyncio.Task | None = None
+
+    async def __call__(self, scope, receive, send) -> None:
+        """As channels' AsyncConsumer, but without a channel layer channel of the viewer's own:
+        everything a viewer is sent comes through its process's relay. A channel of its own
+        would be one more read waiting on Redis per viewer, and would end every socket with
+        1011 the moment Redis goes away."""
+        self.scope = scope
+        self.channel_layer = get_channel_layer(self.channel_layer_alias)
+        self.base_send = send
+        try:
+            await await_many_dispatch([receive], self.dispatch)
+        except StopConsumer:
+            pass
 
     def group_for(self, kwargs: dict) -> str:
         raise NotImplementedError

@@ -35,7 +35,7 @@ __all__ = (
 
 class SnapshotSerializer(serializers.ModelSerializer):
     fabric_name = serializers.CharField(source="fabric.name", read_only=True)
-    created_by = serializers.CharField(source="created_by.username", read_only=True, default=None)
+    created_by = serializers.CharField(source="created_by.username", read_only=True, default=None, allow_null=True)
     summary = serializers.SerializerMethodField(help_text="Counts by kind, speed and state, and warnings (in the request's language)")
 
     class Meta:

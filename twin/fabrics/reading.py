@@ -1,11 +1,13 @@
-"""Reading uploaded topology files (decode, detect, parse, merge, complete) in a child process with
-hard limits on its memory and time, so that a file that makes a parser blow up costs a child
-process, never the web server or the worker that received it.
+"""Reading uploaded topology files (unpack archives, decode, detect, parse, merge, complete) in a
+child process with hard limits on its memory and time, so that a file that makes a parser blow up,
+or an archive that unpacks to too much or too many members, costs a child process, never the web
+server or the worker that received it.
 
 Children fork from a forkserver that has imported the parsers once (a fresh child in
 milliseconds, never a copy of a web process with its threads and database connections). The
 child imports no Django: `read_files` is plain Python on `twin.ingest`.
 """
+import hashlib
 import logging
 import multiprocessing
 import resource
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from twin.ingest import IngestError, ParseOptions, detect_format, parse_fabric
+from twin.ingest.archive import ArchiveLimits, archive_kind, expand_archive
 from twin.ingest.completion import Completion, complete_fabric
 from twin.ingest.merge import merge_fabrics
 
@@ -23,7 +26,7 @@ __all__ = ("SourceFile", "decode_text", "read_files", "read_files_isolated", "Fi
 log = logging.getLogger(__name__)
 
 # Imported once by the forkserver (this module too: the child runs child_reads from it).
-PARSER_MODULES = ["twin.fabrics.reading", "twin.ingest", "twin.ingest.completion", "twin.ingest.merge"]
+PARSER_MODULES = ["twin.fabrics.reading", "twin.ingest", "twin.ingest.archive", "twin.ingest.completion", "twin.ingest.merge"]
 
 
 @dataclass(frozen=True)
@@ -36,8 +39,13 @@ class SourceFile:
 
 @dataclass(frozen=True)
 class FilesRead:
+    """`source_names`: the files read, each archive's members in its place (`<archive>/<path>`);
+    `checksum`: SHA-256 over the SHA-256 of each of them."""
+
     format_name: str
     completion: Completion
+    source_names: tuple[str, ...]
+    checksum: str
 
 
 @dataclass(frozen=True)
@@ -66,9 +74,34 @@ def decode_text(source: SourceFile) -> str:
         ) from None
 
 
-def read_files(files: Sequence[SourceFile], *, fmt: str | None, options: ParseOptions, fabric_name: str) -> FilesRead | FilesRefused:
-    """Every file read (several describing one fabric merged) and completed, or why not: every
-    file's problems at once."""
+def files_unpacked(files: Sequence[SourceFile], limits: ArchiveLimits) -> list[SourceFile] | FilesRefused:
+    """`files` with each archive (.tar, .tar.gz, .zip, told by its bytes) replaced by its member
+    files, named `<archive>/<member path>`, in place; other files are kept as they are. An archive
+    over a limit or holding something that is not a plain file is refused: every refused archive
+    is listed."""
+    unpacked: list[SourceFile] = []
+    failures: list[IngestError] = []
+    for source in files:
+        if archive_kind(source.data) is None:
+            unpacked.append(source)
+            continue
+        try:
+            archive = expand_archive(source.name, source.data, limits=limits)
+        except IngestError as error:
+            failures.append(error)
+            continue
+        unpacked.extend(SourceFile(name=member.name, data=member.data) for member in archive.members)
+    if failures:
+        return FilesRefused("; ".join(str(error) for error in failures), [error.as_dict() for error in failures])
+    return unpacked
+
+
+def read_files(files: Sequence[SourceFile], *, fmt: str | None, options: ParseOptions, fabric_name: str, archive_limits: ArchiveLimits) -> FilesRead | FilesRefused:
+    """Every file read (archives unpacked first; several files describing one fabric merged) and
+    completed, or why not: every file's problems at once."""
+    files = files_unpacked(files, archive_limits)
+    if isinstance(files, FilesRefused):
+        return files
     parsed = []
     failures: list[IngestError] = []
     for source in files:
@@ -92,7 +125,8 @@ def read_files(files: Sequence[SourceFile], *, fmt: str | None, options: ParseOp
         if error.source is None:
             error.source = " + ".join(source.name for source in files)
         return FilesRefused(str(error), [error.as_dict()])
-    return FilesRead(format_name, completion)
+    checksum = hashlib.sha256(b"".join(hashlib.sha256(source.data).digest() for source in files)).hexdigest()
+    return FilesRead(format_name, completion, tuple(source.name for source in files), checksum)
 
 
 @cache
@@ -102,24 +136,26 @@ def forkserver():
     return context
 
 
-def child_reads(sender, files, fmt, options, fabric_name, memory_bytes: int, time_limit_s: int) -> None:
+def child_reads(sender, files, fmt, options, fabric_name, archive_limits, memory_bytes: int, time_limit_s: int) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
     resource.setrlimit(resource.RLIMIT_CPU, (time_limit_s, time_limit_s + 5))  # SIGXCPU, then SIGKILL
     try:
-        outcome = read_files(files, fmt=fmt, options=options, fabric_name=fabric_name)
+        outcome = read_files(files, fmt=fmt, options=options, fabric_name=fabric_name, archive_limits=archive_limits)
     except MemoryError:
         outcome = "memory"
     sender.send(outcome)
     sender.close()
 
 
-def read_files_isolated(files: Sequence[SourceFile], *, fmt: str | None, options: ParseOptions, fabric_name: str, memory_bytes: int, time_limit_s: int) -> FilesRead | FilesRefused:
+def read_files_isolated(
+    files: Sequence[SourceFile], *, fmt: str | None, options: ParseOptions, fabric_name: str, archive_limits: ArchiveLimits, memory_bytes: int, time_limit_s: int,
+) -> FilesRead | FilesRefused:
     """`read_files` in a child process of at most `memory_bytes` of address space and
     `time_limit_s` of CPU and of wall-clock time; past either, the files are refused with the
     limit they hit."""
     context = forkserver()
     receiver, sender = context.Pipe(duplex=False)
-    child = context.Process(target=child_reads, args=(sender, list(files), fmt, options, fabric_name, memory_bytes, time_limit_s), daemon=True)
+    child = context.Process(target=child_reads, args=(sender, list(files), fmt, options, fabric_name, archive_limits, memory_bytes, time_limit_s), daemon=True)
     child.start()
     sender.close()
     try:

@@ -10,7 +10,7 @@ from django.db import IntegrityError, connection, transaction
 
 from twin.common.errors import ApplicationError
 from twin.ingest import IngestError, ParseOptions
-from twin.ingest.archive import ArchiveLimits, archive_kind, expand_archive
+from twin.ingest.archive import ArchiveLimits
 from twin.ingest.completion import Completion, usability_warnings, with_scale_up
 from twin.ingest.summary import fabric_summary
 from twin.simcore.layout import fabric_layout
@@ -24,7 +24,7 @@ from .reading import FilesRefused, SourceFile, decode_text, read_files_isolated
 from .realtime import fabric_broadcast_snapshot
 from .selectors import snapshot_spec_get
 
-__all__ = ("snapshot_scale_up_correct", "SourceFile", "decode_text", "UploadRejected", "source_files_expanded", "source_files_from_uploads", "snapshot_create", "snapshot_import", "snapshot_layout_get_or_create")
+__all__ = ("snapshot_scale_up_correct", "SourceFile", "decode_text", "UploadRejected", "source_files_from_uploads", "snapshot_create", "snapshot_import", "snapshot_layout_get_or_create")
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +41,8 @@ def insert_rows(model, columns: tuple[str, ...], rows: Iterable[tuple]) -> None:
     if connection.vendor == "postgresql":
         table = connection.ops.quote_name(model._meta.db_table)
         names = ", ".join(connection.ops.quote_name(model._meta.get_field(column.removesuffix("_id")).column) for column in columns)
-        with connection.cursor() as cursor, cursor.cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
+        # The driver's own cursor: its errors made Django's (a lost connection is then a 503, not a 500).
+        with connection.wrap_database_errors, connection.cursor() as cursor, cursor.cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
             for row in rows:
                 copy.write_row((*row[:-1], json.dumps(row[-1])))
         return
@@ -140,7 +141,8 @@ def snapshot_design(spec: FabricSpec) -> dict:
 
 
 def source_files_from_uploads(uploads) -> list[SourceFile]:
-    """Read Django UploadedFiles, refusing any over the size limit before reading a byte of it."""
+    """Read Django UploadedFiles, refusing any over the size limit before reading a byte of it.
+    Archives stay packed: `snapshot_import` unpacks them in its reading child."""
     limit = settings.TWIN_MAX_UPLOAD_BYTES
     too_large = [f"{upload.name} ({upload.size:,} bytes)" for upload in uploads if upload.size > limit]
     if too_large:
@@ -148,7 +150,7 @@ def source_files_from_uploads(uploads) -> list[SourceFile]:
             f"Larger than the {limit:,}-byte limit (TWIN_MAX_UPLOAD_BYTES): {', '.join(too_large)}.",
             extra={"limit_bytes": limit},
         )
-    return source_files_expanded([SourceFile(name=upload.name, data=upload.read()) for upload in uploads])
+    return [SourceFile(name=upload.name, data=upload.read()) for upload in uploads]
 
 
 def archive_limits() -> ArchiveLimits:
@@ -161,34 +163,6 @@ def archive_limits() -> ArchiveLimits:
     )
 
 
-def source_files_expanded(files: Sequence[SourceFile]) -> list[SourceFile]:
-    """`files` with each archive (.tar, .tar.gz, .zip, told by its bytes) replaced by its member
-    files, named `<archive>/<member path>`, in place; other files are kept as they are.
-
-    An archive over a limit or holding something that is not a plain file inside it is refused:
-    UploadRejected lists every refused archive, and nothing is stored.
-    """
-    limits = archive_limits()
-    expanded: list[SourceFile] = []
-    failures: list[IngestError] = []
-    for source in files:
-        if archive_kind(source.data) is None:
-            expanded.append(source)
-            continue
-        try:
-            archive = expand_archive(source.name, source.data, limits=limits)
-        except IngestError as error:
-            failures.append(error)
-            continue
-        expanded.extend(SourceFile(name=member.name, data=member.data) for member in archive.members)
-    if failures:
-        raise UploadRejected(
-            "; ".join(str(error) for error in failures),
-            extra={"files": [error.as_dict() for error in failures]},
-        )
-    return expanded
-
-
 def snapshot_import(
     *,
     fabric_name: str,
@@ -198,31 +172,32 @@ def snapshot_import(
     role: SnapshotRole = SnapshotRole.DISCOVERED,
     user=None,
 ) -> Snapshot:
-    """Parse uploaded files (several files describing one fabric are merged), complete what they
+    """Parse uploaded files (archives of per-node files unpacked, each member read as a file named
+    `<archive>/<member path>`; several files describing one fabric are merged), complete what they
     leave out (cards from HCAs, scale-up, SHARP: twin.ingest.completion) and store them as the
     fabric's next snapshot.
 
-    Every file is read before anything is written, in a child process with hard limits on memory
-    and time (twin.fabrics.reading); if any cannot be read, or reading them passes a limit,
-    UploadRejected lists the problems of each file and nothing is stored.
+    Every file is unpacked and read before anything is written, in a child process with hard
+    limits on memory and time (twin.fabrics.reading); if any cannot be read, an archive passes one
+    of its limits (TWIN_ARCHIVE_*) or reading them passes a limit, UploadRejected lists the
+    problems of each file and nothing is stored.
     """
     if not files:
         raise ApplicationError("No file was uploaded.")
     outcome = read_files_isolated(
-        files, fmt=fmt, options=options, fabric_name=fabric_name,
+        files, fmt=fmt, options=options, fabric_name=fabric_name, archive_limits=archive_limits(),
         memory_bytes=settings.TWIN_PARSE_MEMORY_BYTES, time_limit_s=settings.TWIN_PARSE_TIME_LIMIT_S,
     )
     if isinstance(outcome, FilesRefused):
         raise UploadRejected(outcome.message, extra={"files": outcome.files})
-    format_name, completion = outcome.format_name, outcome.completion
-    checksum = hashlib.sha256(b"".join(hashlib.sha256(source.data).digest() for source in files)).hexdigest()
+    completion = outcome.completion
     return snapshot_create(
         fabric_name=fabric_name or completion.spec.name,
         spec=completion.spec,
         completion=completion,
-        source_name=", ".join(source.name for source in files),
-        source_format=format_name,
-        checksum=checksum,
+        source_name=", ".join(outcome.source_names),
+        source_format=outcome.format_name,
+        checksum=outcome.checksum,
         role=role,
         user=user,
     )

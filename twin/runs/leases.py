@@ -40,6 +40,7 @@ class Heartbeat:
                     self.model.objects.filter(pk=self.pk).update(heartbeat_at=timezone.now())
                 except DatabaseError:  # a missed beat is made up by the next; a lease is four beats
                     log.warning("could not renew the lease of %s %s", self.model.__name__, self.pk, exc_info=True)
+                    connections.close_all()  # a connection the server dropped: the next beat connects again
         finally:
             connections.close_all()  # this thread's own connection
 

@@ -4,7 +4,7 @@ import time
 
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
-from django.db import DatabaseError, transaction
+from django.db import DatabaseError, connection, transaction
 from django.db.models import Count, F, Q
 from django.utils import timezone
 
@@ -23,6 +23,9 @@ from .realtime import run_broadcast
 __all__ = ("run_create", "cells_create", "run_execute", "run_finish", "run_cancel", "cell_execute", "run_assemble")
 
 log = logging.getLogger(__name__)
+
+# Tries of a write that must outlive a database restart: pauses of 0.2 s doubling, 102 s in all.
+OUTAGE_TRIES = 10
 
 BROKER_DOWN = "Background work is unavailable: the message broker (Redis) cannot be reached."
 
@@ -111,13 +114,34 @@ def run_claim(run_id: int) -> Run | None:
     return Run.objects.select_related("snapshot").get(pk=run_id)
 
 
+def connection_lost() -> bool:
+    """After a database error: whether the connection itself is gone (the server restarted or
+    killed it, or cannot be reached) rather than the database refusing one statement (SQLite
+    locked). A lost connection is closed, so that the next query connects again."""
+    if connection.connection is not None and connection.is_usable():
+        return False
+    connection.close()
+    return True
+
+
+def attempt_handed_back(taken) -> None:
+    """The database went away under a run or cell (`taken`: its row, still held): no fault of
+    the work or its worker. Once the database answers again the attempt is given back and the
+    lease let go, so that the sweeper neither counts it nor waits for the lease; the caller then
+    queues the work again. If the database stays away longer, this raises: the lease runs out and
+    the sweeper queues it again."""
+    log.warning("the database went away under a %s; giving its attempt back and queuing it again", taken.model.__name__)
+    with_retries(lambda: taken.update(heartbeat_at=None, attempts=F("attempts") - 1), tries=OUTAGE_TRIES)
+
+
 def with_retries(write, *, tries: int = 6, first_pause_s: float = 0.2):
     """Do a database write, again after a growing pause while the database refuses it (SQLite
-    locked by another writer); the last refusal is raised."""
+    locked by another writer, a connection the server dropped); the last refusal is raised."""
     for attempt in range(tries):
         try:
             return write()
         except DatabaseError:
+            connection_lost()
             if attempt == tries - 1:
                 raise
             time.sleep(first_pause_s * 2**attempt)
@@ -129,8 +153,10 @@ def run_execute(*, run_id: int) -> None:
     try:
         run = run_claim(run_id)
     except DatabaseError as exc:
-        # Recorded on the run, not left pending: if even that fails, the task fails and the
-        # sweeper queues the run again.
+        if connection_lost():
+            raise  # an outage, not the run's doing: it stays pending and the sweeper queues it again
+        # Refused (SQLite locked): recorded on the run, not left pending; if even that fails,
+        # the task fails and the sweeper queues the run again.
         log.exception("could not start run %s", run_id)
         with_retries(lambda: run_finish(run_id=run_id, status=RunStatus.FAILED, error=f"The run could not be started: the database refused it ({exc})."))
         return
@@ -147,10 +173,14 @@ def run_execute(*, run_id: int) -> None:
         run_finish(run_id=run_id, status=RunStatus.FAILED, error=str(exc))
         return
     except Exception as exc:  # noqa: BLE001 - the failure is recorded on the run for the user
+        if isinstance(exc, DatabaseError) and connection_lost():
+            attempt_handed_back(Run.objects.filter(pk=run_id, status=RunStatus.RUNNING))
+            run_send(run_id, run.kind)
+            return
         log.exception("run %s failed", run_id)
         run_finish(run_id=run_id, status=RunStatus.FAILED, error=f"{type(exc).__name__}: {exc}")
         return
-    run_finish(run_id=run_id, status=RunStatus.SUCCEEDED, result=output.result, detail=output.detail)
+    with_retries(lambda: run_finish(run_id=run_id, status=RunStatus.SUCCEEDED, result=output.result, detail=output.detail), tries=OUTAGE_TRIES)
 
 
 def run_fan_out(run: Run) -> None:
@@ -190,13 +220,22 @@ def cell_execute(*, cell_id: int) -> None:
         with Heartbeat(RunCell, cell_id):
             result = FANOUT_KINDS[run.kind].execute(run, cell.params)
     except Exception as exc:  # noqa: BLE001 - recorded on the cell and the run, shown to the user
+        if isinstance(exc, DatabaseError) and connection_lost():
+            from .tasks import cell_execute_task
+
+            attempt_handed_back(RunCell.objects.filter(pk=cell_id, status=CellStatus.PENDING))
+            queue_task(cell_execute_task, cell_id)
+            return
         reason = str(exc) if isinstance(exc, TwinCoreError) else f"{type(exc).__name__}: {exc}"
         if not isinstance(exc, TwinCoreError):
             log.exception("cell %s of run %s failed", cell.key, run.pk)
         RunCell.objects.filter(pk=cell_id, status=CellStatus.PENDING).update(status=CellStatus.FAILED, error=reason, heartbeat_at=None, finished_at=timezone.now())
         run_finish(run_id=run.pk, status=RunStatus.FAILED, error=f"{cell.label or cell.key}: {reason}")
         return
-    updated = RunCell.objects.filter(pk=cell_id, status=CellStatus.PENDING).update(status=CellStatus.DONE, result=result, heartbeat_at=None, finished_at=timezone.now())
+    updated = with_retries(
+        lambda: RunCell.objects.filter(pk=cell_id, status=CellStatus.PENDING).update(status=CellStatus.DONE, result=result, heartbeat_at=None, finished_at=timezone.now()),
+        tries=OUTAGE_TRIES,
+    )
     if updated:
         cell_counted(run, cell)
 

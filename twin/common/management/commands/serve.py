@@ -4,7 +4,6 @@ the sweeper's beat, in threads) and a heavy one (whole runs and fanned-out cells
 core by default). A child that exits is started again; Ctrl-C stops everything it started, and
 if this process is killed outright its children get SIGTERM from the kernel (Linux)."""
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -18,6 +17,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from twin.common.embedded import EmbeddedRedis, dies_with_this_process
+from twin.common.management.commands.web import upload_temp_dir_empty, web_server_environment
 
 STOP_GRACE_S = 10
 LIVE_WORKER_THREADS = 8  # replay players sleep between frames: threads, not processes
@@ -40,13 +40,6 @@ def port_in_use(host: str, port: int) -> bool:
 
 def url_host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
-
-
-def upload_temp_dir_empty() -> None:
-    """Files of uploads a killed web server left half-written (nothing else uses the directory)."""
-    directory = settings.FILE_UPLOAD_TEMP_DIR
-    shutil.rmtree(directory, ignore_errors=True)
-    directory.mkdir(parents=True, exist_ok=True)
 
 
 # The IPv6 twin of an IPv4 loopback or wildcard host, listened on too when this host has IPv6.
@@ -112,7 +105,7 @@ class Command(BaseCommand):
         self.children: dict[str, subprocess.Popen] = {}
         self.commands: dict[str, list[str]] = {}
         self.listeners: dict[str, list[socket.socket]] = {}  # kept open here, so that a web process started again reuses its sockets
-        self.restarts: list[float] = []
+        self.restarts: dict[str, list[float]] = {}  # each child's exits: Redis going also takes the workers' connections
         self.redis: EmbeddedRedis | None = None
         signal.signal(signal.SIGTERM, stop_on_signal)
         if port_in_use(host, port):
@@ -187,12 +180,11 @@ class Command(BaseCommand):
         # The kernel stops them should we be killed (a Celery worker: cold shutdown, as nobody
         # is left to wait for it; its unacknowledged tasks go to the next worker).
         death_signal = signal.SIGQUIT if "worker" in name else signal.SIGTERM
-        # The web server's other temporary files (request bodies spooled to disk) go there too.
         listeners = self.listeners.get(name, [])
         env = self.env
         if listeners:
             plugins = os.pathsep.join(filter(None, [str(WEBSERVER_PLUGINS), self.env.get("PYTHONPATH")]))
-            env = {**self.env, "TMPDIR": str(settings.FILE_UPLOAD_TEMP_DIR), "PYTHONPATH": plugins}
+            env = {**web_server_environment(self.env), "PYTHONPATH": plugins}
         self.children[name] = subprocess.Popen(
             self.commands[name], env=env, start_new_session=True, preexec_fn=dies_with_this_process(death_signal),
             pass_fds=tuple(listener.fileno() for listener in listeners),
@@ -226,9 +218,9 @@ class Command(BaseCommand):
 
     def count_restart(self, name: str, returncode: int) -> None:
         now = time.monotonic()
-        self.restarts = [moment for moment in self.restarts if now - moment < RESTART_WINDOW_S] + [now]
-        if len(self.restarts) > RESTARTS_ALLOWED:
-            raise CommandError(f"The {name} exited with code {returncode}, the {len(self.restarts)}th exit within {RESTART_WINDOW_S} s; stopping.")
+        exits = self.restarts[name] = [moment for moment in self.restarts.get(name, []) if now - moment < RESTART_WINDOW_S] + [now]
+        if len(exits) > RESTARTS_ALLOWED:
+            raise CommandError(f"The {name} exited with code {returncode}, its {len(exits)}th exit within {RESTART_WINDOW_S} s; stopping.")
         self.stdout.write(self.style.WARNING(f"The {name} exited with code {returncode}; starting it again."))
 
     def supervise(self) -> None:

@@ -13,7 +13,7 @@ from twin.common.errors import ApplicationError
 from twin.ingest import ParseOptions
 from twin.ingest.options import SCALE_UP_RULES, pattern_problem
 from twin.fabrics.models import SnapshotRole
-from twin.fabrics.services import SourceFile, UploadRejected, snapshot_import, source_files_expanded
+from twin.fabrics.services import SourceFile, UploadRejected, snapshot_import
 from twin.simcore.translation import rendered
 from twin.simcore.units import counted_list_phrase, counted_phrase
 
@@ -49,7 +49,7 @@ class Command(TwinCommand):
         try:
             snapshot = snapshot_import(
                 fabric_name=fabric,
-                files=source_files_expanded(files),
+                files=files,
                 fmt=fmt,
                 options=ParseOptions.from_values(options),
                 role=SnapshotRole.PLAN if plan else SnapshotRole.DISCOVERED,
