@@ -71,6 +71,11 @@ def test_a_leaf_failure_on_a_real_two_leaf_dump_cuts_off_that_leafs_cards():
     assert result["workload"]["ranks_lost"] == 4 and result["workload"]["after"]["time_s"] > 0
     every_switch = [evaluate_failure(lab, [switch], WORKLOAD, baseline=baseline) for switch in failure_candidates(lab, "switch")]
     assert [failure["cards_cut_off_count"] for failure in every_switch] == [4, 4, 4]  # the spine parts the fabric in two
+    # Links are named as people know their ends (leaf01, node01/mlx5_0), not by GUID.
+    impact = link_impact(lab, WORKLOAD)
+    assert {(entry["a_name"], entry["b_name"]) for entry in impact} >= {("leaf01", "spine01"), ("node01/mlx5_0", "leaf01"), ("node01/gpu0", "node01/mlx5_0")}
+    hottest = baseline.simulator.run("allreduce", 2**24, "ring")["hottest_links"]
+    assert all(link["from"].startswith("ib:") and not link["from_name"].startswith("ib:") for link in hottest)
 
 
 def test_losing_uplinks_slows_the_workload(fabric):

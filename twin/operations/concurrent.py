@@ -131,7 +131,7 @@ def _fullest_arc(incidence: sparse.csr_array, rates: np.ndarray, compiled: Compi
 def link_records(
     compiled: CompiledFabric, arc_bytes: np.ndarray, time_s: float, *, top: int = 10
 ) -> list[dict[str, Any]]:
-    """The ``top`` busiest arcs as ``{link, from, to, class, bytes, utilization}`` (hottest first).
+    """The ``top`` busiest arcs as ``{link, from, to, from_name, to_name, class, bytes, utilization}`` (hottest first).
 
     Utilisation is the arc's bytes over what its cable moves in ``time_s``.
     """
@@ -147,10 +147,13 @@ def arc_record(compiled: CompiledFabric, arc: int, bytes_moved: float, utilizati
     spec = compiled.spec
     link = spec.links[compiled.arc_link[arc]]
     tail = spec.nodes[compiled.arc_tail[arc]].id
+    head = link.b if tail == link.a else link.a
     return {
         "link": int(compiled.arc_link[arc]),
         "from": tail,
-        "to": link.b if tail == link.a else link.a,
+        "to": head,
+        "from_name": spec.node_name(tail),
+        "to_name": spec.node_name(head),
         "class": compiled.class_names[compiled.arc_class[arc]],
         "bytes": bytes_moved,
         "utilization": utilization,

@@ -357,7 +357,7 @@ def link_impact(spec: FabricSpec, workload: Workload, *, top: int | None = None)
     cards whose workload flows cross it and are rerouted (``cards_routed``).
     Flows over a bridge cannot be rerouted, since each ends on a card cut off,
     so a bridge's ``cards_routed`` is 0 and its cards are not counted twice.
-    Each entry: ``link``, ``a``, ``a_port``, ``b``, ``b_port``, ``bytes``,
+    Each entry: ``link``, ``a``, ``a_port``, ``b``, ``b_port``, ``a_name``, ``b_name``, ``bytes``,
     ``cards_cut_off``, ``cards_routed``, ``cards_affected``, ``impact``;
     highest impact first.
     """
@@ -377,6 +377,7 @@ def link_impact(spec: FabricSpec, workload: Workload, *, top: int | None = None)
         entries.append(
             {
                 "link": position, "a": link.a, "a_port": link.a_port, "b": link.b, "b_port": link.b_port,
+                "a_name": spec.node_name(link.a), "b_name": spec.node_name(link.b),
                 "bytes": carried, "cards_cut_off": cut_off, "cards_routed": rerouted,
                 "cards_affected": cut_off + rerouted, "impact": carried * (cut_off + rerouted),
             }

@@ -204,6 +204,11 @@ class FabricSpec:
                 failed.__dict__[known] = self.__dict__[known]
         return failed
 
+    def node_name(self, node_id: str) -> str:
+        """The name people know the node by (the id itself for a node the spec lacks)."""
+        position = self._node_index.get(node_id)
+        return node_id if position is None else self.nodes[position].name
+
     def node_index(self) -> dict[str, int]:
         """Map each node id to its position in ``nodes`` (the first one if duplicated)."""
         return dict(self._node_index)  # a copy: callers may change theirs

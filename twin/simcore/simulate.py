@@ -503,12 +503,15 @@ def _group_numbers(labels: np.ndarray) -> np.ndarray | None:
 
 
 def _arc_record(compiled: CompiledFabric, arc: int, utilization: np.ndarray, arc_bytes: np.ndarray) -> dict[str, Any]:
-    link = compiled.spec.links[compiled.arc_link[arc]]
-    forward = compiled.spec.node_index()[link.a] == compiled.arc_tail[arc]
+    spec = compiled.spec
+    link = spec.links[compiled.arc_link[arc]]
+    tail, head = (link.a, link.b) if spec.nodes[compiled.arc_tail[arc]].id == link.a else (link.b, link.a)
     return {
         "link": int(compiled.arc_link[arc]),
-        "from": link.a if forward else link.b,
-        "to": link.b if forward else link.a,
+        "from": tail,
+        "to": head,
+        "from_name": spec.node_name(tail),
+        "to_name": spec.node_name(head),
         "class": compiled.class_names[compiled.arc_class[arc]],
         "bytes": float(arc_bytes[arc]),
         "utilization": float(utilization[arc]),

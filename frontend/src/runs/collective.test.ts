@@ -134,9 +134,12 @@ describe("parseCollectiveResult", () => {
       bottleneck: { linkClass: "card-leaf (scale-up)", domain: "scale-up", utilization: 0.85 },
       maxLinkUtilization: 0.85,
     });
+    expect(result?.hottestLinks[0]?.fromName).toBe("node01/mlx5_0");
     expect(result?.hottestLinks[1]).toEqual({
       from: "leaf-0",
       to: "spine-1",
+      fromName: "leaf-0", // a result from before names: the ids
+      toName: "spine-1",
       linkClass: "leaf-spine (scale-out)",
       bytes: 1.2e9,
       utilization: 0.4213,

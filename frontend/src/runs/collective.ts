@@ -133,6 +133,9 @@ export interface Bottleneck {
 export interface HotLink {
   readonly from: string;
   readonly to: string;
+  /** The ends as people name them (a host's HCA, a switch's name); the ids on older results. */
+  readonly fromName: string;
+  readonly toName: string;
   readonly linkClass: string;
   readonly bytes: number;
   readonly utilization: number;
@@ -184,7 +187,7 @@ function parseHotLink(value: unknown): HotLink[] {
   const utilization = finite(value["utilization"]);
   return from === null || to === null || bytes === null || utilization === null
     ? []
-    : [{ from, to, linkClass: text(value["class"]) ?? "", bytes, utilization }];
+    : [{ from, to, fromName: text(value["from_name"]) ?? from, toName: text(value["to_name"]) ?? to, linkClass: text(value["class"]) ?? "", bytes, utilization }];
 }
 
 function parseChoice(value: unknown): Choice | null {

@@ -24,8 +24,10 @@ describe("parseFailuresResult", () => {
   it("reads link impact with a/b ends, or from/to, and the cards affected", () => {
     const result = parseFailuresResult(FAILURES_RESULT) as FailuresResult;
     expect(result.linkImpact).toEqual([
-      { link: 12, from: "leaf-03", to: "spine-00", linkClass: "", bytes: 4e9, cardsCutOff: 0, cardsRouted: 64, cardsAffected: 64 },
+      { link: 12, from: "leaf-03", to: "spine-00", fromName: "leaf-03", toName: "spine-00", linkClass: "", bytes: 4e9, cardsCutOff: 0, cardsRouted: 64, cardsAffected: 64 },
     ]);
+    const named = parseFailuresResult({ ...FAILURES_RESULT, link_impact: [{ link: 2, a: "ib:1", b: "ib:2", a_name: "leaf01", b_name: "spine01", bytes: 1 }] });
+    expect(named?.linkImpact.map((link) => [link.from, link.fromName, link.toName])).toEqual([["ib:1", "leaf01", "spine01"]]);
     const other = parseFailuresResult({ ...FAILURES_RESULT, link_impact: [{ link: 1, from: "a", to: "b", class: "c", bytes: 1, cards_affected: 3, impact: 3 }, { a: "x" }] });
     expect(other?.linkImpact.map((link) => [link.from, link.to, link.linkClass, link.cardsAffected])).toEqual([["a", "b", "c", 3]]);
   });

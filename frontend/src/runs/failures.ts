@@ -39,6 +39,9 @@ export interface LinkImpact {
   readonly link: number | null;
   readonly from: string;
   readonly to: string;
+  /** The ends as people name them; the ids on older results. */
+  readonly fromName: string;
+  readonly toName: string;
   readonly linkClass: string;
   readonly bytes: number;
   readonly cardsCutOff: number | null;
@@ -132,6 +135,8 @@ function parseLinkImpact(value: unknown): LinkImpact[] {
   if (typeof from !== "string" || typeof to !== "string") {
     return [];
   }
+  const fromName = value["from_name"] ?? value["a_name"];
+  const toName = value["to_name"] ?? value["b_name"];
   const cardsCutOff = finite(value["cards_cut_off"]);
   const cardsRouted = finite(value["cards_routed"]);
   const given = finite(value["cards_affected"]);
@@ -140,6 +145,8 @@ function parseLinkImpact(value: unknown): LinkImpact[] {
       link: finite(value["link"]),
       from,
       to,
+      fromName: typeof fromName === "string" ? fromName : from,
+      toName: typeof toName === "string" ? toName : to,
       linkClass: typeof value["class"] === "string" ? value["class"] : "",
       bytes: finite(value["bytes"]) ?? 0,
       cardsCutOff,

@@ -187,8 +187,8 @@ export function renderFailures(result: FailuresResult, context: RenderContext): 
         ],
         result.linkImpact.map((link) => ({
           cells: [
-            link.from,
-            link.to,
+            link.fromName,
+            link.toName,
             ...(withClass ? [link.linkClass] : []),
             bytes(link.bytes),
             link.cardsAffected === null ? "—" : numbers.integer(link.cardsAffected),

@@ -18,7 +18,7 @@ describe("parsePlacementResult", () => {
     expect([...result.results.keys()]).toEqual(["aware", "naive", "random"]);
     const aware = result.results.get("aware");
     expect(aware?.communicationTimeS).toBe(0.03);
-    expect(aware?.dimensions.tp?.bottleneck).toEqual({ link: 3, from: "card-0", to: "leaf-0", linkClass: "card-leaf (scale-up)", bytes: 2e9, utilization: 0.91 });
+    expect(aware?.dimensions.tp?.bottleneck).toEqual({ link: 3, from: "card-0", to: "leaf-0", fromName: "card-0", toName: "leaf-0", linkClass: "card-leaf (scale-up)", bytes: 2e9, utilization: 0.91 });
     expect(aware?.dimensions.ep).toBeUndefined();
     expect(aware?.warnings).toEqual(["2 TP groups span two leaves"]);
     expect(result.job).toEqual({ tp: 8, pp: 2, dp: 4, ep: 1, world: 64 });

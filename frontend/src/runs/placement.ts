@@ -13,6 +13,9 @@ export interface ArcRecord {
   readonly link: number | null;
   readonly from: string;
   readonly to: string;
+  /** The ends as people name them; the ids on older results. */
+  readonly fromName: string;
+  readonly toName: string;
   readonly linkClass: string;
   readonly bytes: number | null;
   readonly utilization: number;
@@ -69,7 +72,18 @@ export function parseArcRecord(value: unknown): ArcRecord | null {
   if (typeof from !== "string" || typeof to !== "string" || utilization === null) {
     return null;
   }
-  return { link: finite(value["link"]), from, to, linkClass: text(value["class"]), bytes: finite(value["bytes"]), utilization };
+  const fromName = value["from_name"];
+  const toName = value["to_name"];
+  return {
+    link: finite(value["link"]),
+    from,
+    to,
+    fromName: typeof fromName === "string" ? fromName : from,
+    toName: typeof toName === "string" ? toName : to,
+    linkClass: text(value["class"]),
+    bytes: finite(value["bytes"]),
+    utilization,
+  };
 }
 
 function parseDimension(value: unknown): DimensionResult | null {

@@ -35,8 +35,8 @@ export function arcTable(doc: Document, className: string, caption: string, link
     ],
     links.map((link) => ({
       cells: [
-        link.from,
-        link.to,
+        link.fromName,
+        link.toName,
         link.linkClass,
         link.bytes === null ? "—" : formatDecimalByteSize(link.bytes, numbers, t),
         numbers.percent(link.utilization),
@@ -190,7 +190,7 @@ export function renderPlacement(result: PlacementResult, runUrl: string, context
                 entry.crossesScaleOut ? t("placement.yes") : t("placement.no"),
                 bottleneck === null
                   ? "—"
-                  : t("placement.bottleneckLink", { from: bottleneck.from, to: bottleneck.to, utilisation: numbers.percent(bottleneck.utilization) }),
+                  : t("placement.bottleneckLink", { from: bottleneck.fromName, to: bottleneck.toName, utilisation: numbers.percent(bottleneck.utilization) }),
               ],
             };
           }),

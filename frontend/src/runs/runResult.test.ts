@@ -117,7 +117,7 @@ describe("renderRunOutcome for collectives", () => {
     );
   });
 
-  it("tables the hottest links", () => {
+  it("tables the hottest links by the names people know their ends by (ids where a result has none)", () => {
     const table = collective(COLLECTIVE_RESULT).querySelector("table.data.coll-links");
     expect(table?.querySelector("caption")?.textContent).toBe("Hottest links");
     expect([...(table?.querySelectorAll("th") ?? [])].map((cell) => cell.textContent)).toEqual([
@@ -131,7 +131,7 @@ describe("renderRunOutcome for collectives", () => {
       [...row.querySelectorAll("td")].map((cell) => cell.textContent),
     );
     expect(rows).toEqual([
-      ["card-0", "leaf-0", "card-leaf (scale-up)", "85.0%", "684 MB"],
+      ["node01/mlx5_0", "leaf01", "card-leaf (scale-up)", "85.0%", "684 MB"],
       ["leaf-0", "spine-1", "leaf-spine (scale-out)", "42.1%", "1.20 GB"],
     ]);
   });

@@ -234,8 +234,8 @@ function renderCollective(result: CollectiveResult, { doc, t, numbers }: RenderC
           {},
           result.hottestLinks.map((link) =>
             element(doc, "tr", {}, [
-              element(doc, "td", {}, [link.from]),
-              element(doc, "td", {}, [link.to]),
+              element(doc, "td", {}, [link.fromName]),
+              element(doc, "td", {}, [link.toName]),
               element(doc, "td", {}, [link.linkClass]),
               element(doc, "td", { class: "num" }, [numbers.percent(link.utilization)]),
               element(doc, "td", { class: "num" }, [bytes(link.bytes)]),

@@ -294,7 +294,7 @@ export const COLLECTIVE_RESULT = {
   bottleneck: { link_class: "card-leaf (scale-up)", domain: "scale-up", bound: "bandwidth", utilization: 0.85 },
   max_link_utilization: 0.85,
   hottest_links: [
-    { link: 3, from: "card-0", to: "leaf-0", class: "card-leaf (scale-up)", bytes: 684e6, utilization: 0.85 },
+    { link: 3, from: "card:ib:0c42a10300860100", to: "ib:b8599f0300a01240", from_name: "node01/mlx5_0", to_name: "leaf01", class: "card-leaf (scale-up)", bytes: 684e6, utilization: 0.85 },
     { link: 70, from: "leaf-0", to: "spine-1", class: "leaf-spine (scale-out)", bytes: 1.2e9, utilization: 0.4213 },
   ],
   phases: [{ name: "reduce up the tree", steps: 1, flows: 1024, bytes_per_flow: 342e6, slowest_rate_GBps: 42.5, step_s: 0.008046, time_s: 0.008046 }],
