@@ -35,9 +35,11 @@ export const GROUP_COLOURS: Readonly<Record<string, string>> = {
   unattached: "#94a3b8",
 };
 
-export const LINK_COLOURS = { up: "#94a3b8", degraded: "#f97316", down: "#dc2626" } as const;
+// Degraded (Okabe and Ito's light orange) and down (a dark red) differ in lightness, not only in
+// hue, so they stay apart for every colour-vision deficiency and in grey (style.test.ts).
+export const LINK_COLOURS = { up: "#94a3b8", degraded: "#e69f00", down: "#a50f15" } as const;
 const SEVERITY_COLOURS = [LINK_COLOURS.up, LINK_COLOURS.degraded, LINK_COLOURS.down] as const;
-export const FAULT_INSIDE_COLOUR = "#b91c1c";
+export const FAULT_INSIDE_COLOUR = LINK_COLOURS.down;
 // Blue, far from the orange of a degraded link and the red of a down one (everything else is dimmed).
 export const PATH_COLOUR = "#0072b2";
 export const SELECTED_COLOUR = "#e11d48";
