@@ -277,7 +277,7 @@ function showMap(host: HTMLElement, stage: HTMLElement, model: MapModel, context
   view.frameStyle = (group, open) => ({
     stroke: open ? "#cbd5e1" : "#94a3b8",
     label: "#64748b",
-    fill: open ? "" : (scene?.innerSeverity[group] ?? 0) > 0 ? "rgba(220, 38, 38, 0.06)" : "rgba(100, 116, 139, 0.07)",
+    fill: open ? "" : (scene?.innerSeverity[group] ?? 0) > 0 ? "rgba(165, 15, 21, 0.06)" : "rgba(100, 116, 139, 0.07)",
   });
 
   const state = (): MapState => ({
