@@ -62,7 +62,7 @@ def test_every_frame_is_a_complete_snapshot(replay, timeline):
     running = [event for event in range(4) if replay.start_s[event] < decoded.t_end_s and replay.end_s[event] > decoded.t_s]
     assert decoded.active == running
     for record in decoded.top:
-        assert set(record) == {"link", "from", "to", "utilization", "congestion", "class"}
+        assert set(record) == {"link", "from", "to", "from_name", "to_name", "utilization", "congestion", "class"}
         link = SPEC.links[record["link"]]
         assert {record["from"], record["to"]} == {link.a, link.b}
         assert decoded.utilization[record["link"]] == pytest.approx(record["utilization"], abs=1 / 255)

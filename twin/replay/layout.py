@@ -34,6 +34,7 @@ class FabricLayout:
     fabric: str
     link_count: int
     node_ids: tuple[str, ...]
+    node_names: tuple[str, ...]  # as people know them (leaf01, node01/mlx5_0)
     arc_tail: np.ndarray  # node position the arc leaves
     arc_head: np.ndarray  # node position the arc enters
     arc_capacity: np.ndarray  # bytes/s of the cable (no protocol efficiency)
@@ -67,6 +68,7 @@ class FabricLayout:
             fabric=spec.name,
             link_count=link_count,
             node_ids=tuple(node.id for node in spec.nodes),
+            node_names=tuple(node.name for node in spec.nodes),
             arc_tail=tail,
             arc_head=head,
             arc_capacity=np.concatenate([gbps, gbps]) * 1e9 / 8,
@@ -88,12 +90,14 @@ class FabricLayout:
         return np.asarray(arcs) % self.link_count if self.link_count else np.asarray(arcs)
 
     def arc_record(self, arc: int) -> dict[str, object]:
-        """Plain description of one arc: link index, from and to node ids, class."""
+        """Plain description of one arc: link index, from and to node ids and names, class."""
         link = int(arc) % self.link_count
         return {
             "link": link,
             "from": self.node_ids[self.arc_tail[arc]],
             "to": self.node_ids[self.arc_head[arc]],
+            "from_name": self.node_names[self.arc_tail[arc]],
+            "to_name": self.node_names[self.arc_head[arc]],
             "class": self.link_class[link],
         }
 

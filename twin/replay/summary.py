@@ -82,7 +82,7 @@ def replay_summary(replay: Replay, *, top: int = 10) -> dict[str, Any]:
         "peak_congestion": {
             "congestion": replay.peak_congestion,
             "t_s": replay.peak_t_s,
-            **(layout.arc_record(replay.peak_arc) if replay.peak_arc >= 0 else {"link": None, "from": None, "to": None, "class": None}),
+            **(layout.arc_record(replay.peak_arc) if replay.peak_arc >= 0 else {"link": None, "from": None, "to": None, "from_name": None, "to_name": None, "class": None}),
         },
         "link_classes": _per_class(replay, link_bytes, link_utilization),
     }

@@ -37,7 +37,7 @@ describe("decoding", () => {
 });
 
 describe("parseFrame", () => {
-  it("reads the fields the pages use", () => {
+  it("reads the fields the pages use, a top link's ends by name where the frame names them", () => {
     const frame = parseFrame(replayFrame()) as Frame;
     expect(frame.tS).toBe(0.41);
     expect(frame.tEndS).toBe(0.42);

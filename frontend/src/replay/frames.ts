@@ -8,6 +8,7 @@ import { finite, isRecord, type Json } from "../core/json";
 
 export interface FrameLink {
   readonly link: number | null;
+  /** The ends as people name them (frames from before names: their ids); shown, never matched. */
   readonly from: string;
   readonly to: string;
   readonly utilization: number;
@@ -121,11 +122,12 @@ function parseFrameLink(value: unknown): FrameLink[] {
   if (typeof from !== "string" || typeof to !== "string" || utilization === null) {
     return [];
   }
+  const { from_name: fromName, to_name: toName } = value;
   return [
     {
       link: count(value["link"]),
-      from,
-      to,
+      from: typeof fromName === "string" ? fromName : from,
+      to: typeof toName === "string" ? toName : to,
       utilization,
       congestion: finite(value["congestion"]) ?? utilization,
       linkClass: typeof value["class"] === "string" ? value["class"] : "",

@@ -28,6 +28,7 @@ export interface ReplayOperation {
 
 export interface ReplayLink {
   readonly link: number | null;
+  /** The ends as people name them (results from before names: their ids). */
   readonly from: string;
   readonly to: string;
   readonly linkClass: string;
@@ -97,8 +98,8 @@ function parseLink(value: unknown): ReplayLink[] {
   if (!isRecord(value)) {
     return [];
   }
-  const from = text(value["from"]);
-  const to = text(value["to"]);
+  const from = text(value["from_name"]) ?? text(value["from"]);
+  const to = text(value["to_name"]) ?? text(value["to"]);
   const utilization = finite(value["utilization"]);
   if (from === null || to === null || utilization === null) {
     return [];
@@ -114,7 +115,13 @@ function parsePeak(value: unknown): PeakCongestion | null {
   if (congestion === null) {
     return null;
   }
-  return { congestion, tS: finite(value["t_s"]), from: text(value["from"]), to: text(value["to"]), linkClass: text(value["class"]) };
+  return {
+    congestion,
+    tS: finite(value["t_s"]),
+    from: text(value["from_name"]) ?? text(value["from"]),
+    to: text(value["to_name"]) ?? text(value["to"]),
+    linkClass: text(value["class"]),
+  };
 }
 
 function parseClass([name, value]: [string, unknown]): LinkClassLoad[] {

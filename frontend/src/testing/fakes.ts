@@ -324,7 +324,7 @@ export function replayFrame(overrides: Record<string, unknown> = {}): Record<str
     switches: { in: base64Bytes([1]), out: base64Bytes([2]), max: base64Bytes([3]) },
     top: [
       { link: 2, from: "spine-04", to: "leaf-29", utilization: 1.0, congestion: 1.5547, class: "leaf-spine (scale-up)" },
-      { link: 3, from: "card-0", to: "leaf-0", utilization: 0.502, congestion: 0.6, class: "card-leaf (scale-up)" },
+      { link: 3, from: "card:ib:0c42", to: "ib:b859", from_name: "card-0", to_name: "leaf-0", utilization: 0.502, congestion: 0.6, class: "card-leaf (scale-up)" },
     ],
     active: [7, 8],
     active_count: 2,
