@@ -1,5 +1,6 @@
 """Simulations from the command line and as background runs, with the fabric's calibration."""
 import json
+from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -32,6 +33,17 @@ def test_simulate_command_json(small_snapshot, capsys):
     assert 40 < result["busbw_GBps"] <= 50
     with pytest.raises(CommandError, match="cannot read size"):
         call_command("simulate", "--fabric", "small", "--bytes", "lots")
+
+
+@pytest.mark.django_db
+def test_simulate_command_names_an_uploaded_fabrics_links_as_people_do(capsys):
+    lab = Path(__file__).resolve().parent / "data" / "ib" / "ibnetdiscover_2leaf_1spine_8hca.txt"
+    call_command("ingest", str(lab), "--fabric", "lab")
+    capsys.readouterr()
+    call_command("simulate", "--fabric", "lab", "--bytes", "16MiB", "--algorithm", "ring")
+    hottest = [line for line in capsys.readouterr().out.splitlines() if " -> " in line]
+    assert hottest and all("ib:" not in line for line in hottest), hottest
+    assert any("leaf01" in line or "node01/mlx5_0" in line for line in hottest), hottest
 
 
 def test_collective_run_keeps_per_link_data_apart(small_snapshot):

@@ -75,4 +75,4 @@ class Command(TwinCommand):
         if "choice" in result:
             self.stdout.write(why(result))
         for link in result["hottest_links"][:5]:
-            self.stdout.write(f"  {link['from']} -> {link['to']}: {link['utilization']:.0%} ({link['class']})")
+            self.stdout.write(f"  {link['from_name']} -> {link['to_name']}: {link['utilization']:.0%} ({link['class']})")
