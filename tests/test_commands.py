@@ -33,6 +33,7 @@ INVOCATIONS = {
 INVOKED_ELSEWHERE = {
     "bootstrap": "test_bootstrap_makes_an_admin_and_collects_static_files below (it prints nothing when given the password)",
     "serve": "tests/test_stack_embedded.py starts it for real: Redis, the web server and a worker",
+    "web": "tests/test_deployment.py runs it as compose's web containers do: it empties the upload directory, then serves",
 }
 
 
