@@ -22,7 +22,15 @@ from twin.common.embedded import EmbeddedRedis, free_port
 pytestmark = [*browser_marks, pytest.mark.skipif(PROMETHEUS is None, reason="needs Debian's prometheus binary on PATH (apt-get install prometheus)")]
 
 
+def open_panel(page, panel: str) -> None:
+    """Expands a workspace panel as a user would, from its heading's toggle (kept per user)."""
+    toggle = page.locator(f"#{panel} .dock-toggle")
+    if toggle.get_attribute("aria-expanded") == "false":
+        toggle.click()
+
+
 def save_source(page, url: str) -> None:
+    open_panel(page, "live-telemetry")
     form = page.locator("#telemetry-source-form")
     form.locator("[name=url]").fill(url)
     form.locator("[name=preset]").select_option("node_exporter_infiniband")
