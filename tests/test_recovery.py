@@ -25,7 +25,9 @@ from tests.stack import Session, Stack, port_is_open, scratch_database
 pytestmark = pytest.mark.stack
 
 FAST_LEASES = {"TWIN_RUN_LEASE_S": "3", "TWIN_SWEEP_INTERVAL_S": "1"}
-FAILURE_SEARCH = {"worst": "switch", "workload": {"collective": "allreduce", "size_bytes": 2**26, "algorithm": "ring"}}
+# An all-to-all per candidate (~1 s each, 8 a cell): cells last long enough on a quiet machine for
+# the worker to be killed in the middle of the run, not after its last cell.
+FAILURE_SEARCH = {"worst": "switch", "workload": {"collective": "alltoall", "size_bytes": 2**26, "algorithm": "direct"}}
 
 
 def descendants(pid: int) -> list[int]:
