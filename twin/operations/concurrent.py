@@ -21,11 +21,11 @@ import numpy as np
 from scipy import sparse
 
 from twin.simcore.algorithms import Phase, step_time
-from twin.simcore.compile import CompiledFabric, Routes, flow_keys, route
+from twin.simcore.compile import CompiledFabric, Routes, arc_record, flow_keys, route
 from twin.simcore.congestion import max_min_rates
 from twin.simcore.transport import protocols_to_try
 
-__all__ = ["GroupRun", "arc_record", "link_records", "route_phase", "run_groups"]
+__all__ = ["GroupRun", "link_records", "route_phase", "run_groups"]
 
 
 def route_phase(
@@ -140,21 +140,3 @@ def link_records(
     utilization = arc_bytes / (compiled.arc_raw_capacity * time_s)
     hottest = np.argsort(-utilization, kind="stable")[:top]
     return [arc_record(compiled, int(arc), float(arc_bytes[arc]), float(utilization[arc])) for arc in hottest if arc_bytes[arc] > 0]
-
-
-def arc_record(compiled: CompiledFabric, arc: int, bytes_moved: float, utilization: float) -> dict[str, Any]:
-    """One arc as plain data: the link's index in the spec, direction, class, load."""
-    spec = compiled.spec
-    link = spec.links[compiled.arc_link[arc]]
-    tail = spec.nodes[compiled.arc_tail[arc]].id
-    head = link.b if tail == link.a else link.a
-    return {
-        "link": int(compiled.arc_link[arc]),
-        "from": tail,
-        "to": head,
-        "from_name": spec.node_name(tail),
-        "to_name": spec.node_name(head),
-        "class": compiled.class_names[compiled.arc_class[arc]],
-        "bytes": bytes_moved,
-        "utilization": utilization,
-    }

@@ -34,9 +34,9 @@ import numpy as np
 from scipy import sparse
 from scipy.sparse import csgraph
 
-from twin.operations.concurrent import GroupRun, arc_record, link_records, route_phase, run_groups
+from twin.operations.concurrent import GroupRun, link_records, route_phase, run_groups
 from twin.simcore.algorithms import BUS_FACTORS, Phase, phases_for
-from twin.simcore.compile import CompiledFabric, compile_fabric, flow_keys, route
+from twin.simcore.compile import CompiledFabric, arc_record, compile_fabric, flow_keys, route
 from twin.simcore.errors import TwinCoreError
 from twin.simcore.model import Attrs, FabricSpec
 from twin.simcore.transport import transport_for

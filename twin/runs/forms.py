@@ -7,7 +7,7 @@ from django.utils.translation import gettext_lazy as _
 from twin.common.params import TOO_DEEP, json_value_problem
 from twin.simcore.algorithms import COLLECTIVES
 from twin.simcore.errors import TwinCoreError
-from twin.simcore.units import format_count, parse_count, parse_size
+from twin.simcore.units import format_count, largest_power_of_two, parse_count, parse_size
 from twin.simulations.services import SEARCHED_STRATEGIES
 
 __all__ = ("PlacementForm", "FailureForm", "ReplayForm", "WhatIfForm", "job_shape_fitting")
@@ -33,9 +33,7 @@ def job_shape_fitting(card_count: int) -> dict[str, int]:
     """A TP x DP job that fits the fabric, as the placement and replay forms first offer it: TP of
     8 (a server's GPUs) or the largest power of two below the card count, DP to fill the rest, so
     that the form as shown runs on a lab fabric of 8 cards as on a super-node."""
-    tp = 1
-    while tp * 2 <= min(8, card_count):
-        tp *= 2
+    tp = largest_power_of_two(min(8, card_count))
     return {"tp": tp, "dp": max(1, card_count // tp)}
 
 

@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import sparse
@@ -67,6 +68,7 @@ __all__ = [
     "CompiledFabric",
     "Routes",
     "all_pairs_entries",
+    "arc_record",
     "compile_fabric",
     "compiled_with_links_down",
     "flow_keys",
@@ -406,6 +408,25 @@ def _transit_distances(
             through = to_attachment[attachment_row[taken] - start] + attachment_cost[taken][:, None]
             transit_distance[groups] = np.minimum(transit_distance[groups], through)
     return distance
+
+
+def arc_record(compiled: CompiledFabric, arc: int, bytes_moved: float, utilization: float) -> dict[str, Any]:
+    """One arc as plain data: the link's index in the spec, its direction (ends by id, for the
+    map, and by name, for people), class and load."""
+    spec = compiled.spec
+    link = spec.links[compiled.arc_link[arc]]
+    tail = spec.nodes[compiled.arc_tail[arc]].id
+    head = link.b if tail == link.a else link.a
+    return {
+        "link": int(compiled.arc_link[arc]),
+        "from": tail,
+        "to": head,
+        "from_name": spec.node_name(tail),
+        "to_name": spec.node_name(head),
+        "class": compiled.class_names[compiled.arc_class[arc]],
+        "bytes": float(bytes_moved),
+        "utilization": float(utilization),
+    }
 
 
 def flow_keys(

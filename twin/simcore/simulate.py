@@ -25,7 +25,7 @@ import numpy as np
 from scipy import sparse
 
 from twin.simcore.algorithms import ALL_PAIRS, BUS_FACTORS, Phase, algorithms_for, phases_for, step_time
-from twin.simcore.compile import CompiledFabric, Routes, all_pairs_entries, compile_fabric, flow_keys, route, route_all_pairs
+from twin.simcore.compile import CompiledFabric, Routes, all_pairs_entries, arc_record, compile_fabric, flow_keys, route, route_all_pairs
 from twin.simcore.congestion import max_min_rates
 from twin.simcore.errors import TwinCoreError
 from twin.simcore.model import FabricSpec
@@ -417,7 +417,7 @@ class Evaluation:
             "bound": bound,
             "bottleneck": self._bottleneck(compiled, arc_utilization, bound),
             "max_link_utilization": float(link_utilization.max(initial=0.0)),
-            "hottest_links": [_arc_record(compiled, int(arc), arc_utilization, self.arc_bytes) for arc in hottest if self.arc_bytes[arc] > 0],
+            "hottest_links": [arc_record(compiled, int(arc), self.arc_bytes[arc], arc_utilization[arc]) for arc in hottest if self.arc_bytes[arc] > 0],
             "link_bytes": link_bytes.tolist(),
             "link_utilization": link_utilization.tolist(),
             "phases": self.phases,
@@ -500,22 +500,6 @@ def _group_numbers(labels: np.ndarray) -> np.ndarray | None:
         return None
     _, numbers = np.unique(np.array([str(label) for label in labels]), return_inverse=True)
     return numbers
-
-
-def _arc_record(compiled: CompiledFabric, arc: int, utilization: np.ndarray, arc_bytes: np.ndarray) -> dict[str, Any]:
-    spec = compiled.spec
-    link = spec.links[compiled.arc_link[arc]]
-    tail, head = (link.a, link.b) if spec.nodes[compiled.arc_tail[arc]].id == link.a else (link.b, link.a)
-    return {
-        "link": int(compiled.arc_link[arc]),
-        "from": tail,
-        "to": head,
-        "from_name": spec.node_name(tail),
-        "to_name": spec.node_name(head),
-        "class": compiled.class_names[compiled.arc_class[arc]],
-        "bytes": float(arc_bytes[arc]),
-        "utilization": float(utilization[arc]),
-    }
 
 
 def _ms(seconds: float) -> str:

@@ -65,6 +65,15 @@ def format_count(value: float) -> str:
     return str(int(value)) if value == int(value) else str(value)
 
 
+def largest_power_of_two(limit: int) -> int:
+    """The largest power of two at most ``limit``; 1 below that (group sizes start at one card).
+
+    >>> largest_power_of_two(12), largest_power_of_two(16), largest_power_of_two(1), largest_power_of_two(0)
+    (8, 16, 1, 1)
+    """
+    return 1 << (limit.bit_length() - 1) if limit >= 1 else 1
+
+
 def counted(count: int, noun: str) -> str:
     """The count with its thousands separated and the noun in the number it needs.
 

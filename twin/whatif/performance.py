@@ -31,6 +31,7 @@ from twin.simcore.algorithms import COLLECTIVES, algorithms_for
 from twin.simcore.errors import TwinCoreError
 from twin.simcore.model import FabricSpec
 from twin.simcore.simulate import Simulator
+from twin.simcore.units import largest_power_of_two
 from twin.whatif.errors import WhatIfError
 
 __all__ = [
@@ -152,10 +153,7 @@ def training_tp(cards: int) -> int:
     """TP of a what-if's training step: the article's 16, or on a smaller fabric (a lab of 8
     cards) the largest power of two that leaves a DP of 2, so that the first stage has gradients
     to all-reduce too; one value for every stage, so that they compare."""
-    tp = 1
-    while tp * 2 <= min(ARTICLE_TP, cards // 2):
-        tp *= 2
-    return tp
+    return largest_power_of_two(min(ARTICLE_TP, cards // 2))
 
 
 def training_step_cell(
