@@ -85,3 +85,10 @@ def stack_database_url(tmp_path):
     DATABASE_URL names one, else SQLite), dropped afterwards."""
     with scratch_database(tmp_path, "twin_e2e") as url:
         yield url
+
+
+@pytest.fixture(scope="module")
+def stack_database_url_module(tmp_path_factory):
+    """The same, shared by the tests of one module (one stack serving several parametrized cases)."""
+    with scratch_database(tmp_path_factory.mktemp("database"), "twin_e2e_module") as url:
+        yield url

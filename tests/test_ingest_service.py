@@ -2,6 +2,7 @@
 concurrent uploads, plans, exports, and the news pushed to viewers."""
 import io
 import json
+import re
 import threading
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from twin.accounts.models import Role
 from twin.fabrics.models import Fabric, Link, Node, Snapshot, SnapshotRole
 from twin.fabrics.services import SourceFile, UploadRejected, snapshot_import
 from twin.ingest import export_canonical
+from twin.runs.models import Run
 from twin.simcore.generate import supernode
 
 pytestmark = pytest.mark.django_db
@@ -235,6 +237,20 @@ def test_a_real_dump_uploads_with_a_card_per_hca_and_the_page_says_so(operator_c
     page = operator_client.get(f"/fabrics/{snapshot.fabric_id}/").content.decode()
     assert 'id="card-sources"' in page and "89 from HCAs (one card per compute HCA)" in page
     assert 'id="runs-unavailable"' not in page and 'id="card-rule"' in page
+
+
+def test_the_what_if_form_offers_what_plans_on_a_real_dump_of_nameless_hcas(operator_client):
+    """X5's 89 HCAs name no host: each card is a host of its own (eight a host planned no stage),
+    and 89 cards split into no k super-nodes, so the form leaves that design out and runs as shown."""
+    assert upload(operator_client, ("X5.topofile", sample_bytes("ib/X5.topofile")), fabric="x5").status_code == 201
+    snapshot = Snapshot.objects.get()
+    assert snapshot.summary["design"]["cards_per_host"] == 1
+    assert "no card names its host" in snapshot.summary["design"]["inferred"]["cards_per_host"]
+    page = operator_client.get(f"/fabrics/{snapshot.fabric_id}/").content.decode()
+    offered = re.findall(r'name="alternatives" value="([^"]+)" id="[^"]+" checked', page)
+    assert offered == ["one-supernode", "rail"]
+    started = operator_client.post(f"/snapshots/{snapshot.pk}/whatif/", {"factors": "1,2,4,8", "alternatives": offered, "k": "2", "threshold_points": "10"})
+    assert started.status_code == 302 and Run.objects.get().kind == "whatif"
 
 
 def test_the_hca_rule_and_scale_up_are_chosen_at_upload(operator_client):

@@ -17,7 +17,7 @@ from twin.common.pages import paged
 from twin.common.params import id_from_text
 from twin.ingest import ParseOptions
 from twin.ingest.completion import HCA_CARD_SOURCE
-from twin.runs.forms import FailureForm, PlacementForm, ReplayForm, WhatIfForm, job_shape_fitting
+from twin.runs.forms import FailureForm, PlacementForm, ReplayForm, WhatIfForm, job_shape_fitting, whatif_choice_fitting
 from twin.runs.models import Run
 from twin.simcore.diff import FINDING_CLASSES, SEVERITIES
 from twin.replay.prometheus import PRESETS
@@ -155,7 +155,7 @@ def fabric_page(request, fabric_id: int, *, telemetry_source_form: TelemetrySour
             "design_rules": design,
             "whatif_unavailable": runs_unavailable or (design or {}).get("error"),
             "placement_form": PlacementForm(initial=job_shape), "failure_form": FailureForm(),
-            "replay_form": ReplayForm(initial=job_shape), "whatif_form": WhatIfForm(),
+            "replay_form": ReplayForm(initial=job_shape), "whatif_form": WhatIfForm(initial=whatif_choice_fitting(snapshot)),
             **telemetry_source_context(fabric, telemetry_source_form),
             "shown_run": shown_run,
             "shown_run_can_cancel": shown_run is not None and shown_run.may_be_cancelled_by(request.user),

@@ -9,8 +9,11 @@ from twin.simcore.algorithms import COLLECTIVES
 from twin.simcore.errors import TwinCoreError
 from twin.simcore.units import format_count, largest_power_of_two, parse_count, parse_size
 from twin.simulations.services import SEARCHED_STRATEGIES
+from twin.whatif.errors import WhatIfError
+from twin.whatif.rules import DesignRules
+from twin.whatif.stages import plannable_choice
 
-__all__ = ("PlacementForm", "FailureForm", "ReplayForm", "WhatIfForm", "job_shape_fitting")
+__all__ = ("PlacementForm", "FailureForm", "ReplayForm", "WhatIfForm", "job_shape_fitting", "whatif_choice_fitting")
 
 
 class ParameterCountField(forms.CharField):
@@ -35,6 +38,20 @@ def job_shape_fitting(card_count: int) -> dict[str, int]:
     that the form as shown runs on a lab fabric of 8 cards as on a super-node."""
     tp = largest_power_of_two(min(8, card_count))
     return {"tp": tp, "dp": max(1, card_count // tp)}
+
+
+def whatif_choice_fitting(snapshot) -> dict:
+    """The designs and k the what-if form first offers for `snapshot`: those that plan at the
+    form's growth factors from the design stored with it, so that the form as shown runs (a real
+    dump of 89 cards splits into no 2 super-nodes). Nothing chosen when it has no usable design:
+    the form then says why it is disabled."""
+    design = (snapshot.summary.get("design") or {}) if snapshot is not None else {}
+    try:
+        rules = DesignRules.from_dict({name: value for name, value in design.items() if name != "inferred"})
+    except (WhatIfError, TypeError, ValueError):
+        return {}
+    alternatives, k = plannable_choice(rules)
+    return {"alternatives": alternatives, "k": k} if alternatives else {}
 
 
 class PlacementForm(forms.Form):

@@ -202,6 +202,7 @@ _DEFAULT_NONE = gettext_noop("default (the snapshot has none)")
 _SINGLE_SWITCH = gettext_noop("a single switch grows as 2 tiers")
 _CARDS = gettext_noop("graph: %(cards)s cards")
 _CARDS_PER_HOST = gettext_noop("graph: most common cards per host (%(count)s)")
+_NO_HOSTS = gettext_noop("graph: no card names its host (nameless HCAs): each card is a host of its own")
 _RADIX = gettext_noop("graph: most common %(domain)s switch radix")
 _RADIX_WITHOUT_SHARP = gettext_noop("graph: most common %(domain)s switch radix (without the SHARP engine's port)")
 _PORTS_USED = gettext_noop("graph: most ports used by a %(domain)s switch (%(count)s), rounded up to even")
@@ -220,8 +221,8 @@ _SEVERAL_SUPERNODES = gettext_noop("graph: cards belong to several super-nodes")
 _ONE_NETWORK = gettext_noop("graph: one switch network, no NVSwitch, one super-node")
 _REASONS = (
     _ATTR, _ATTR_DESIGN, _LEAF_PORTS_ATTRS, _NO_NETWORK, _DEFAULT, _DEFAULT_NONE, _SINGLE_SWITCH, _CARDS, _CARDS_PER_HOST,
-    _RADIX, _RADIX_WITHOUT_SHARP, _PORTS_USED, _TIERS, _NO_UPLINKS, _BELOW_ONE, _FULLEST_LEAF, _CARD_LINK, _LINK_LATENCY,
-    _FORWARDING, _NVLINK, _RAILS, _SUPERNODES, _IN_SERVER_NVSWITCH, _SEVERAL_SUPERNODES, _ONE_NETWORK,
+    _NO_HOSTS, _RADIX, _RADIX_WITHOUT_SHARP, _PORTS_USED, _TIERS, _NO_UPLINKS, _BELOW_ONE, _FULLEST_LEAF, _CARD_LINK,
+    _LINK_LATENCY, _FORWARDING, _NVLINK, _RAILS, _SUPERNODES, _IN_SERVER_NVSWITCH, _SEVERAL_SUPERNODES, _ONE_NETWORK,
 )
 
 
@@ -514,7 +515,11 @@ class _Graph:
 
     def cards_per_host(self) -> tuple[int, str] | None:
         common = _most_common(card.host for card in self.cards if card.host)
-        return None if common is None else (common[1], _reason(_CARDS_PER_HOST, count=common[1]))
+        if common is None:
+            # A discovery whose HCAs carry no host names (X5.topofile) says nothing of hosts; eight
+            # cards a host would refuse every stage of 89 cards.
+            return (1, _NO_HOSTS) if self.cards else None
+        return common[1], _reason(_CARDS_PER_HOST, count=common[1])
 
     def radix(self, domain: str) -> tuple[int, str] | None:
         switches = self.switches(domain)

@@ -44,6 +44,7 @@ __all__ = [
     "StageSpec",
     "build_stage",
     "plan_stages",
+    "plannable_choice",
 ]
 
 ALTERNATIVES = ("one-supernode", "k-supernodes", "rail")
@@ -168,6 +169,29 @@ def plan_stages(
     if problems:
         raise WhatIfError("cannot plan the what-if", problems)
     return stages
+
+
+def plannable_choice(rules: DesignRules, factors: Sequence[float] = DEFAULT_FACTORS, *, most_k: int = 8) -> tuple[list[str], int]:
+    """The designs that plan at every one of ``factors``, and the smallest k (2 to ``most_k``)
+    that splits ``k-supernodes`` (2 when none does, and then it is left out): what a form should
+    offer so that, submitted as shown, it runs (89 cards split into no k super-nodes).
+
+    >>> from twin.simcore.generate import fat_tree
+    >>> from twin.whatif.rules import design_rules
+    >>> plannable_choice(design_rules(fat_tree(endpoints=96, radix=16, cards_per_host=8)), (1, 2))
+    (['one-supernode', 'k-supernodes', 'rail'], 2)
+    """
+
+    def plans(alternative: str, k: int) -> bool:
+        try:
+            plan_stages(rules, factors, [alternative], k=k)
+        except WhatIfError:
+            return False
+        return True
+
+    k = next((k for k in range(2, most_k + 1) if plans("k-supernodes", k)), None)
+    chosen = [alternative for alternative in ALTERNATIVES if (k is not None if alternative == "k-supernodes" else plans(alternative, 2))]
+    return chosen, k or 2
 
 
 def build_stage(stage: StageSpec) -> FabricSpec:
