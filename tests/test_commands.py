@@ -27,7 +27,7 @@ INVOCATIONS = {
     "place": (["--fabric", "small", "--tp", "8", "--dp", "2", "--model-params", "7B"], r"aware"),
     "simulate": (["--fabric", "small", "--bytes", "1MB"], r"busbw"),
     "team": (["add", "red", "operator-user"], r"^red: 1 member\.$"),
-    "whatif": (["--fabric", "small", "--stages", "2", "--alternatives", "one-supernode", "--collectives", "allreduce", "--sizes", "1048576", "--out", "{out}"], r"one-supernode\s+2x\s+128 cards"),
+    "whatif": (["--fabric", "small", "--stages", "2", "--alternatives", "one-supernode", "--collectives", "allreduce", "--sizes", "1048576", "--out", "{out}"], r"one-supernode\s+2x\s+128 cards[\s\S]*\nknee: (none, scaling holds|At [\d,]+ cards \()"),
 }
 # Commands whose real invocation another test makes.
 INVOKED_ELSEWHERE = {

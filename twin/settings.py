@@ -306,5 +306,11 @@ LOGGING = {
     "filters": {"quiet_housekeeping": {"()": "twin.common.logfilters.QuietHousekeeping"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain", "filters": ["quiet_housekeeping"]}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    "loggers": {"django.channels.server": {"level": "WARNING"}},
+    # fontTools reports every font it subsets while matplotlib writes a report's PDF (40 lines a
+    # PDF), matplotlib each categorical axis of growth factors ("1", "2"...) it is given, and that
+    # the CJK fallback font has no bold (bold Latin is drawn in DejaVu; the glyph test checks both).
+    "loggers": {
+        "django.channels.server": {"level": "WARNING"}, "fontTools": {"level": "WARNING"}, "matplotlib": {"level": "WARNING"},
+        "matplotlib.font_manager": {"level": "ERROR"},
+    },
 }

@@ -13,7 +13,7 @@ from twin.simcore.errors import TwinCoreError
 from twin.simcore.translation import LATER
 from twin.simulations.whatifs import whatif_cell, whatif_cells, whatif_report
 from twin.whatif.render import render_csv, render_html, render_pdf, report_json
-from twin.whatif.report import report_summary
+from twin.whatif.report import knee_explanation, report_summary
 
 
 class Command(TwinCommand):
@@ -71,5 +71,5 @@ class Command(TwinCommand):
                 "tiers": stage["tiers"], "diameter": stage["diameter_hops"], "power": f"{stage['power_kw']:,.0f}",
             })  # fmt: skip
         knee = summary["knee"]
-        self.stdout.write(gettext("knee: %(knee)s") % {"knee": json.dumps(knee)[:400]} if knee else gettext("knee: none, scaling holds at every stage"))
+        self.stdout.write(gettext("knee: %(knee)s") % {"knee": knee_explanation(knee, translation)} if knee else gettext("knee: none, scaling holds at every stage"))
         self.stdout.write(self.style.SUCCESS(gettext("wrote report.html, report.pdf, stages.csv, report.json to %(directory)s") % {"directory": directory}))
