@@ -134,6 +134,16 @@ def test_real_x5_keeps_hash_inside_descriptions():
     assert voltaire.attrs["description"] == voltaire.name == "Voltaire 4036 # 4036-8C5C"
 
 
+def test_real_x5_names_each_device_once():
+    """89 HCAs and 4 switches share their default descriptions: each takes its GUID, so a hot link
+    or a finding names one device (the names people gave stay as they are)."""
+    nodes = {node.id: node for node in parse(X5).nodes}
+    assert len({node.name for node in nodes.values()}) == len(nodes)
+    assert nodes["ib:003048c707b60000"].name == "MT25408 ConnectX Mellanox Technologies (003048c707b60000)"
+    assert nodes["ib:0008f10500200b50"].name == "Voltaire 4036 - 36 QDR ports switch (0008f10500200b50)"
+    assert nodes["ib:0008f10500108c5c"].name == "Voltaire 4036 # 4036-8C5C"
+
+
 def test_iblinkinfo_sample():
     fabric = parse_fabric(LINKINFO, source_name="leaf02.txt", format="iblinkinfo")
     assert fabric.kind_counts() == {"card": 0, "nic": 4, "switch": 2, "host": 0, "aggregation": 1}

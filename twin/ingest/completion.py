@@ -268,7 +268,9 @@ def _cards_from_hcas(
     links: list[LinkSpec] = []
     beyond_count: list[str] = []
     for host in sorted(candidates, key=lambda host: natural_key(host or "")):
-        hcas = sorted(candidates[host], key=lambda p: natural_key(spec.nodes[p].name))
+        # A host's HCAs by name (mlx5_0, mlx5_1...); HCAs naming no host stay in file order, the
+        # order discovery walked the fabric in, which keeps a leaf's HCAs together for the ring.
+        hcas = candidates[host] if host is None else sorted(candidates[host], key=lambda p: natural_key(spec.nodes[p].name))
         if host is not None and options.compute_hcas_per_host is not None:
             beyond_count += [spec.nodes[p].name for p in hcas[options.compute_hcas_per_host :]]
             hcas = hcas[: options.compute_hcas_per_host]

@@ -30,6 +30,7 @@ from twin.simcore.congestion import max_min_rates
 from twin.simcore.errors import TwinCoreError
 from twin.simcore.model import FabricSpec
 from twin.simcore.transport import PROTOCOLS, FlowCosts, Transport, protocols_to_try, transport_for
+from twin.simcore.units import three_digits
 
 __all__ = ["MAX_CLASS_ENTRIES", "MAX_PATTERN_FLOWS", "Simulator", "simulate"]
 
@@ -503,17 +504,8 @@ def _group_numbers(labels: np.ndarray) -> np.ndarray | None:
 
 
 def _ms(seconds: float) -> str:
-    return f"{_three_digits(seconds * 1e3)} ms"
+    return f"{three_digits(seconds * 1e3)} ms"
 
 
 def _megabytes(size: float) -> str:
-    return f"{_three_digits(size / 1e6)} MB per rank"
-
-
-def _three_digits(value: float) -> str:
-    """Three significant digits, never an exponent.
-
-    >>> _three_digits(2071.4), _three_digits(906.1), _three_digits(0.8681)
-    ('2,071', '906', '0.868')
-    """
-    return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
+    return f"{three_digits(size / 1e6)} MB per rank"

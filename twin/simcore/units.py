@@ -8,7 +8,7 @@ import re
 from twin.simcore.errors import TwinCoreError
 from twin.simcore.translation import LATER, Joined, Phrase
 
-__all__ = ["parse_size", "parse_count", "format_count", "counted", "counted_list", "counted_phrase", "counted_list_phrase"]
+__all__ = ["parse_size", "parse_count", "format_count", "three_digits", "counted", "counted_list", "counted_phrase", "counted_list_phrase"]
 
 _UNITS = {
     "": 1, "b": 1,
@@ -63,6 +63,16 @@ def format_count(value: float) -> str:
         if scaled >= 1 and float(f"{scaled:g}") * scale == value:
             return f"{scaled:g}{suffix}"
     return str(int(value)) if value == int(value) else str(value)
+
+
+def three_digits(value: float) -> str:
+    """Three significant digits with thousands separators, never an exponent (a time of
+    "1.93e+03 ms" reads as 1,930 ms to nobody).
+
+    >>> three_digits(2071.4), three_digits(906.1), three_digits(0.8681)
+    ('2,071', '906', '0.868')
+    """
+    return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
 
 
 def largest_power_of_two(limit: int) -> int:

@@ -15,7 +15,8 @@ docs/formats/infiniband.md. In short:
   ``switch``, named after their description (``MF0;leaf01:MQM9700/U1`` ->
   ``leaf01``), their tier inferred from the graph (``_infer_tiers``);
 * HCAs are kind ``nic``, with ``host`` from a ``"<host> mlx5_N"``
-  description; in-switch SHARP engines are kind ``aggregation``;
+  description; in-switch SHARP engines are kind ``aggregation``; a name
+  several nodes would share takes the node's GUID in brackets;
 * links are ``scale-out``, bandwidth = lanes x per-lane data rate
   (``LANE_GBPS``), ``degraded`` when narrower than the usual width of either
   end, latency ``ParseOptions.default_latency_ns`` else
@@ -29,7 +30,7 @@ CRLF and skip leading junk such as a pasted shell prompt.
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
@@ -312,7 +313,7 @@ def _assemble(name: str, attrs: Mapping[str, Any], built: _FabricBuilder) -> Fab
         )
 
     names_hosts = [_name_and_host(devices[node_id], kind) for node_id, kind in zip(order, kinds)]
-    names = [name_host[0] for name_host in names_hosts]
+    names = _told_apart([name_host[0] for name_host in names_hosts], order)
     kind_array = np.array(kinds)
     for engines, owners in ((a_index, b_index), (b_index, a_index)):
         hosted = (kind_array[engines] == "aggregation") & (kind_array[owners] == "switch")
@@ -324,6 +325,18 @@ def _assemble(name: str, attrs: Mapping[str, Any], built: _FabricBuilder) -> Fab
         for position, (node_id, kind) in enumerate(zip(order, kinds))
     )
     return FabricSpec(name, nodes, tuple(links), attrs)
+
+
+def _told_apart(names: list[str], node_ids: list[str]) -> list[str]:
+    """Names that several nodes share (89 HCAs all "MT25408 ConnectX Mellanox Technologies", the
+    default description of a driver that was never given host names) take the node's GUID, so
+    that a link, a finding or a hot spot names one device.
+
+    >>> _told_apart(["leaf01", "MT25408", "MT25408"], ["ib:01", "ib:02", "ib:03"])
+    ['leaf01', 'MT25408 (02)', 'MT25408 (03)']
+    """
+    shared = {name for name, count in Counter(names).items() if count > 1}
+    return [f"{name} ({node_id.removeprefix('ib:')})" if name in shared else name for name, node_id in zip(names, node_ids)]
 
 
 def _kind(device: _Device) -> str:

@@ -7,7 +7,7 @@ from django.utils.translation import gettext, gettext_noop, ngettext, gettext_la
 from twin.common.cli import TwinCommand
 from twin.fabrics.cli import fabric_snapshot
 from twin.simcore.errors import TwinCoreError
-from twin.simcore.units import parse_size
+from twin.simcore.units import parse_size, three_digits
 from twin.simulations.services import ALGORITHMS, COLLECTIVES, ECMP_MODES, PROTOCOLS, collective_simulate
 
 SUMMARY_KEYS = ("collective", "algorithm", "protocol", "ranks", "size_bytes", "time_s", "algbw_GBps", "busbw_GBps", "latency_s",
@@ -25,7 +25,7 @@ def why(result: dict) -> str:
         "count": len(ranked), "algorithm": result["algorithm"], "protocol": result["protocol"],
     }  # fmt: skip
     if len(ranked) > 1:
-        text += gettext("; ") + gettext("then %(others)s") % {"others": gettext(", ").join(f"{name} {time * 1e3:.3g} ms" for name, time in ranked[1:])}
+        text += gettext("; ") + gettext("then %(others)s") % {"others": gettext(", ").join(f"{name} {three_digits(time * 1e3)} ms" for name, time in ranked[1:])}
     if result["choice"]["skipped"]:
         text += gettext("; ") + gettext("not applicable: %(names)s") % {"names": gettext(", ").join(sorted(result["choice"]["skipped"]))}
     return text
@@ -63,7 +63,7 @@ class Command(TwinCommand):
         self.stdout.write(
             gettext("%(collective)s of %(size)s MB on %(ranks)s ranks of %(fabric)s v%(version)s: %(algorithm)s (%(protocol)s), %(time)s ms, "
                     "algbw %(algbw)s GB/s, busbw %(busbw)s GB/s (%(bound)s)") % {
-                "collective": collective, "size": f"{result['size_bytes'] / 1e6:,.1f}", "ranks": f"{result['ranks']:,}", "fabric": found.name,
+                "collective": collective, "size": three_digits(result["size_bytes"] / 1e6), "ranks": f"{result['ranks']:,}", "fabric": found.name,
                 "version": chosen.version, "algorithm": result["algorithm"], "protocol": result["protocol"], "time": f"{result['time_s'] * 1e3:.3f}",
                 "algbw": f"{result['algbw_GBps']:.1f}", "busbw": f"{result['busbw_GBps']:.1f}", "bound": gettext(BOUNDS[result["bound"]]),
             }
