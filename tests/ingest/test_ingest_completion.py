@@ -101,8 +101,8 @@ def test_the_real_x5_dump_gets_a_card_per_hca():
     result = completed(sample("ib/X5.topofile"))
     assert len(result.spec.cards()) == 89 and result.summary["cards"]["sources"] == {HCA_CARD_SOURCE: 89}
     ring = Simulator(result.spec).run("allreduce", 2**24, "ring")
-    # QDR/DDR: no ring busbw can beat the slowest HCA link (4xDDR = 20 Gb/s = 2.5 GB/s).
-    assert 0 < ring["busbw_GBps"] <= 2.5 + 1e-9
+    # QDR/DDR: no ring busbw can beat the slowest HCA link (4xDDR carries 16 of its 20 Gb/s: 2 GB/s).
+    assert 0 < ring["busbw_GBps"] <= 2.0 + 1e-9
 
 
 def test_a_cloud_hint_file_gets_the_nvswitch_it_leaves_out():

@@ -63,15 +63,18 @@ IBNETDISCOVER_FORMAT = "ibnetdiscover"
 IBNETDISCOVER_PORTS_FORMAT = "ibnetdiscover-ports"
 IBLINKINFO_FORMAT = "iblinkinfo"
 
-# Data rate per lane in Gb/s, so that 4xNDR = 400 Gb/s as everyone quotes it. These are the
-# nominal data rates, not the signalling rates iblinkinfo prints (106.25 Gbps for NDR); SDR,
-# DDR and QDR use 8b/10b coding, so only 80 % of their rate carries payload.
+# Payload rate per lane in Gb/s: what a link can carry, so that 4xNDR = 400 Gb/s as everyone
+# quotes it. SDR, DDR and QDR use 8b/10b coding, so only 8 of their 10 signalled bits carry data
+# (4xQDR: 32 of 40 Gb/s; a busbw above that is impossible on the wire); FDR10 and later use
+# 64b/66b (FDR: 14.0625 Gb/s signalled, 13.64 carried) or PAM4 with FEC, and their quoted rates
+# from FDR10 on are already the carried ones. iblinkinfo prints signalling rates (106.25 Gbps
+# for NDR), which the parser maps back to speed names.
 LANE_GBPS: Mapping[str, float] = {
-    "SDR": 2.5,
-    "DDR": 5.0,
-    "QDR": 10.0,
+    "SDR": 2.5 * 8 / 10,
+    "DDR": 5.0 * 8 / 10,
+    "QDR": 10.0 * 8 / 10,
     "FDR10": 10.0,
-    "FDR": 14.0,
+    "FDR": 14.0625 * 64 / 66,
     "EDR": 25.0,
     "HDR": 50.0,
     "NDR": 100.0,
