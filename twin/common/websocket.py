@@ -7,10 +7,10 @@ process receives each group message once (`GroupRelay`: one channel of the chann
 process, in every group one of its viewers watches) and hands the payload to its viewers there;
 it never re-encodes a frame per viewer, nor has the channel layer deliver one copy per viewer.
 A viewer that connects with `?frames=json` is sent frames as JSON text instead (tools, and the
-benchmark's comparison); the relay makes that text once per frame, only if such a viewer watches. Each viewer keeps only the newest message of each kind it has not been sent
-yet (`LatestOutbox`), sent by one task of its own, so a viewer that falls behind jumps to the
-newest frame instead of working through a queue of stale ones (every message is a complete
-state with its seq).
+benchmark's comparison); the relay makes that text once per frame, only if such a viewer watches.
+Each viewer keeps only the newest message of each kind it has not been sent yet (`LatestOutbox`),
+sent by one task of its own, so a viewer that falls behind jumps to the newest frame instead of
+working through a queue of stale ones (every message is a complete state with its seq).
 """
 import asyncio
 import json
