@@ -23,6 +23,7 @@ sys.path.insert(0, str(ROOT))
 from websockets.sync.client import connect  # noqa: E402
 
 from tests.stack import Session, Stack, scratch_database  # noqa: E402
+from twin.replay.encoding import decode_message  # noqa: E402
 
 
 def frames_for(socket, seconds: float) -> tuple[int, float]:
@@ -31,7 +32,7 @@ def frames_for(socket, seconds: float) -> tuple[int, float]:
     deadline = last + seconds
     while (now := time.monotonic()) < deadline:
         try:
-            message = json.loads(socket.recv(timeout=max(0.01, deadline - now)))
+            message = decode_message(socket.recv(timeout=max(0.01, deadline - now)))
         except TimeoutError:
             break
         if message["type"] == "replay.frame":

@@ -38,6 +38,7 @@ import psutil  # noqa: E402
 
 from bench.bench_ws_load import pct, wait_for_run  # noqa: E402
 from tests.stack import Session, Stack  # noqa: E402
+from twin.replay.encoding import decode_message  # noqa: E402
 
 GOOD_UPLOAD = ROOT / "tests" / "data" / "ib" / "ibnetdiscover_2leaf_1spine_8hca.txt"
 BROKEN_UPLOAD = b'Switch 24 "S-0002c90200402a3b" # "leaf-1" base port 0 lid 3 lmc 0\n[1] "H-' + b"\xff" * 64 + b"\n"
@@ -150,7 +151,7 @@ class LoopingViewer:
                         raw = await asyncio.wait_for(socket.recv(), timeout=max(0.1, until - time.monotonic()))
                     except asyncio.TimeoutError:
                         break
-                    if json.loads(raw).get("type") == "replay.frame":
+                    if decode_message(raw).get("type") == "replay.frame":
                         self.frames += 1
         except ConnectionClosed as closed:
             self.closed = f"closed {closed.rcvd.code if closed.rcvd else 'without a code'}"

@@ -2,11 +2,14 @@
 
 Run from the repository root (starts the whole product with `manage.py serve`, embedded SQLite and
 Redis in a temporary data directory, on a free port of 127.0.0.1; stops it at the end):
-    .venv/bin/python bench/bench_ws_load.py [--clients 500] [--web-processes 2] [--client-processes 4] [--cards 4096] [--play-s 20] [--seeks 20]
+    .venv/bin/python bench/bench_ws_load.py [--clients 500] [--web-processes 2] [--client-processes 4] [--cards 4096] [--play-s 20] [--seeks 20] [--frames binary,json]
 
 Steps: log in as admin; generate a fat-tree of --cards cards (radix 64) inside the stack, or use the
 1,024-card demo for --cards 1024; replay a 175B TP16 x DP(cards/16) training step (600 frames at most)
-through the API and time it; then, first with 1 client and then with N clients:
+through the API and time it; then, first with 1 client and then with N clients, once per frame
+encoding of --frames (binary: the binary frame messages every page gets, docs/replay.md; json: the
+same frames as JSON text, `?frames=json`, the encoding before binary frames), so one run prints
+their ratio:
   - seek fan-out: while paused, the driver (client 0) seeks; the web process pushes that frame to the
     group at once, so seek-sent -> frame-arrived is an end-to-end latency (first/last client);
   - play: speed 0 (as fast as allowed: 10 frames/s), play for --play-s seconds (or to the end), pause.
@@ -17,9 +20,10 @@ monotonic clock, shared by all processes, and hand them over at the end of each 
 The server does not timestamp frames, so the play lag is the spread of arrival times of one seq across
 clients (arrival minus that seq's earliest arrival), plus the inter-frame interval per client.
 A client stalls if it got < 80 % of the frames the best client got, or saw a gap > 1 s.
-Clients read a frame's seq and index from the head of its text and parse the rest only if that
-fails: the browser parses every frame, but one benchmark process parsing 500 of them 10 times a
-second would measure itself. The CPU each process of the stack (web servers, worker, Redis) and
+Clients read a frame's seq and index from the head of its text (binary: of its header) and parse
+the rest only if that fails: the browser parses every frame, but one benchmark process parsing 500
+of them 10 times a second would measure itself. A frame's size is its websocket payload (what
+goes on the wire, bar 4-10 bytes of framing; no compression is negotiated, printed per phase). The CPU each process of the stack (web servers, worker, Redis) and
 the clients used while playing shows what limits the fan-out.
 Prints figures; asserts nothing.
 """
@@ -44,12 +48,15 @@ sys.path.insert(0, str(ROOT))
 import psutil  # noqa: E402
 
 from tests.stack import Session, Stack  # noqa: E402
+from twin.replay.encoding import FRAME_MESSAGE_VERSION, decode_message  # noqa: E402
 
 MAX_CLIENTS = 2000
 MAX_PLAY_S = 60.0
 STALL_FRACTION = 0.8
 STALL_GAP_S = 1.0
 FRAME_HEAD = re.compile(r'\{"type":"replay\.frame","seq":(\d+),"index":(\d+),')
+BINARY_FRAME_HEAD = re.compile(FRAME_HEAD.pattern.encode())  # the header of a binary frame message, from byte 8
+ENCODINGS = ("binary", "json")
 
 
 def pct(values: list[float], q: float) -> float:
@@ -74,22 +81,27 @@ class Viewer:
         self.states: list[tuple[float, dict]] = []
         self.errors: list[str] = []
         self.closed_reason: str | None = None
+        self.extensions = ""
 
     async def open(self, url: str, headers: dict) -> None:
         from websockets.asyncio.client import connect
 
         self.socket = await connect(url, additional_headers=headers, open_timeout=30, max_size=None, ping_interval=None)
+        self.extensions = self.socket.response.headers.get("Sec-WebSocket-Extensions") or "none"
         self.task = asyncio.create_task(self.listen())
 
     async def listen(self) -> None:
         try:
             async for raw in self.socket:
                 arrived = time.perf_counter()
-                head = FRAME_HEAD.match(raw)
+                if isinstance(raw, bytes):  # another layout version: decode_message below says so
+                    head = BINARY_FRAME_HEAD.match(raw, 8) if raw[0] == FRAME_MESSAGE_VERSION else None
+                else:
+                    head = FRAME_HEAD.match(raw)
                 if head:
                     self.frames.append((int(head[1]), int(head[2]), arrived, len(raw)))
                     continue
-                message = json.loads(raw)
+                message = decode_message(raw)
                 kind = message.get("type")
                 if kind == "replay.frame":
                     self.frames.append((message["seq"], message["index"], arrived, len(raw)))
@@ -273,9 +285,9 @@ def client_process(url: str, headers: dict, numbers: list[int], connection) -> N
     asyncio.run(main())
 
 
-def phase(base_url: str, session_id: str, run_id: int, n: int, play_s: float, seeks: int, frames_total: int, serve_pid: int, client_processes: int) -> dict:
-    """One phase with n clients: the client processes are forked first (no event loop running yet)."""
-    url = base_url.replace("http://", "ws://") + f"/ws/replays/{run_id}/"
+def phase(base_url: str, session_id: str, run_id: int, n: int, encoding: str, play_s: float, seeks: int, frames_total: int, serve_pid: int, client_processes: int) -> dict:
+    """One phase with n clients, all receiving frames in `encoding`: the client processes are forked first (no event loop running yet)."""
+    url = base_url.replace("http://", "ws://") + f"/ws/replays/{run_id}/" + ("?frames=json" if encoding == "json" else "")
     headers = {"Cookie": f"sessionid={session_id}", "Origin": base_url}
     others = list(range(1, n))
     shares = [others[k::client_processes] for k in range(client_processes) if others[k::client_processes]]
@@ -289,7 +301,7 @@ def phase(base_url: str, session_id: str, run_id: int, n: int, play_s: float, se
             process.start()
             connections.append(ours)
             processes.append(process)
-        return asyncio.run(drive(url, headers, n, play_s, seeks, frames_total, serve_pid, connections, processes, started))
+        return {"encoding": encoding, **asyncio.run(drive(url, headers, n, play_s, seeks, frames_total, serve_pid, connections, processes, started))}
     finally:
         for process in processes:
             process.join(timeout=30)
@@ -307,6 +319,7 @@ async def drive(url: str, headers: dict, n: int, play_s: float, seeks: int, fram
         sent = await seek_commands(driver, seeks, frames_total)
         client_pids = [process.pid for process in processes]
         before = cpu_seconds(serve_pid, client_pids)
+        load_before = os.getloadavg()[0]
         commands = await play_commands(driver, play_s)
         after = cpu_seconds(serve_pid, client_pids)
         wall_s = commands["stopped"] - commands["started"] + 1.0  # play_commands waits 1 s after stopping
@@ -318,7 +331,7 @@ async def drive(url: str, headers: dict, n: int, play_s: float, seeks: int, fram
                 viewer = Viewer(number)
                 viewer.frames, viewer.states, viewer.errors, viewer.closed_reason = frames, states, errors, closed_reason
                 viewers.append(viewer)
-        return {"n": n, "connect_s": connected_s, "opened": opened, "seek": seek_fanout(viewers, sent), "play": play_analysis(viewers, commands), "busy": busy}
+        return {"n": n, "connect_s": connected_s, "opened": opened, "extensions": driver.extensions, "load_before": load_before, "seek": seek_fanout(viewers, sent), "play": play_analysis(viewers, commands), "busy": busy}
     finally:
         await driver.close()
 
@@ -326,7 +339,8 @@ async def drive(url: str, headers: dict, n: int, play_s: float, seeks: int, fram
 def print_phase(result: dict) -> None:
     n, seek, p = result["n"], result["seek"], result["play"]
     counts = sorted(p["counts"].values())
-    print(f"\n-- {n} client(s): {result['opened']}/{n} connected with their opening frame in {result['connect_s']:.2f} s")
+    print(f"\n-- {n} client(s), {result['encoding']} frames: {result['opened']}/{n} connected with their opening frame in {result['connect_s']:.2f} s"
+          f" (websocket extensions: {result['extensions']}); load average {result['load_before']:.1f} before playing")
     print(f"  seek fan-out ({len(seek['first'])} seeks, paused; ms sent -> arrival): first client p50 {ms(pct(seek['first'], 50))}"
           f" / p95 {ms(pct(seek['first'], 95))}; last client p50 {ms(pct(seek['last'], 50))} / p95 {ms(pct(seek['last'], 95))}"
           f" / max {ms(max(seek['last'], default=float('nan')))}; missed {seek['missed']}")
@@ -357,15 +371,19 @@ def wait_for_run(session: Session, run_id: int, timeout_s: float) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--clients", type=int, default=MAX_CLIENTS)
+    parser.add_argument("--clients", default=str(MAX_CLIENTS), help="clients of the big phases, comma-separated (e.g. 100,500); a 1-client phase always runs first")
     parser.add_argument("--cards", type=int, default=4096)
     parser.add_argument("--play-s", type=float, default=20.0, help=f"seconds of playing per phase (at most {MAX_PLAY_S:.0f})")
     parser.add_argument("--seeks", type=int, default=20)
     parser.add_argument("--max-frames", type=int, default=600)
     parser.add_argument("--web-processes", type=int, default=2)
     parser.add_argument("--client-processes", type=int, default=4, help="processes the clients (all but the driver) are spread over")
+    parser.add_argument("--frames", default=",".join(ENCODINGS), help="frame encodings to measure, each phase once per encoding: binary, json or both (binary,json)")
     chosen = parser.parse_args()
-    clients = max(1, min(chosen.clients, MAX_CLIENTS))
+    clients = [max(1, min(int(number), MAX_CLIENTS)) for number in chosen.clients.split(",")]
+    encodings = [name for name in chosen.frames.split(",") if name]
+    if not clients or not encodings or not set(encodings) <= set(ENCODINGS):
+        parser.error(f"--clients takes numbers, --frames takes {' and/or '.join(ENCODINGS)}")
     play_s = max(1.0, min(chosen.play_s, MAX_PLAY_S))
     cards = chosen.cards
 
@@ -410,10 +428,11 @@ def main() -> None:
         print(f"replay run {run_id}: succeeded in {replay_s:.1f} s (POST -> succeeded, polled every 0.5 s);"
               f" {events} events, {frames_total} frames, simulated {result.get('duration_s')} s")
 
-        for n in dict.fromkeys((1, clients)):
-            outcome = phase(stack.base_url, session.cookie("sessionid"), run_id, n, play_s, chosen.seeks, frames_total, stack.process.pid, max(1, chosen.client_processes))
-            print_phase(outcome)
-            summary.append(outcome)
+        for n in dict.fromkeys((1, *clients)):
+            for encoding in encodings:
+                outcome = phase(stack.base_url, session.cookie("sessionid"), run_id, n, encoding, play_s, chosen.seeks, frames_total, stack.process.pid, max(1, chosen.client_processes))
+                print_phase(outcome)
+                summary.append(outcome)
     except Exception:  # noqa: BLE001 - report what happened, then clean up
         traceback.print_exc()
         print("--- serve log (tail) ---\n" + stack.output()[-3000:])
@@ -423,7 +442,9 @@ def main() -> None:
         shutil.rmtree(data_dir, ignore_errors=True)
 
     if summary:
-        print(f"\n{'clients':>7} | {'frames/client min/med/max':>25} | {'fps med':>7} | {'interval p95 ms':>15} | {'lag p50/p95/max ms':>20} | {'seek last p50/max ms':>20} | {'stalled':>7} | dropped")
+        print(f"\nsummary ({chosen.web_processes} web processes, {cards} cards; load average now {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores):")
+        print(f"{'clients':>7} | {'frames':>6} | {'kB/frame':>8} | {'frames/client min/med/max':>25} | {'fps med':>7} | {'interval p95 ms':>15} | {'lag p50/p95/max ms':>20} |"
+              f" {'seek last p50/max ms':>20} | {'stalled':>7} | {'dropped':>7} | {'web CPU':>7} | {'load':>4}")
         for o in summary:
             p, s = o["play"], o["seek"]
             c = sorted(p["counts"].values()) or [0]
@@ -432,9 +453,25 @@ def main() -> None:
             lag = f"{ms(pct(p['lags'], 50))} / {ms(pct(p['lags'], 95))} / {ms(max(p['lags'], default=nan))}"
             seek = f"{ms(pct(s['last'], 50))} / {ms(max(s['last'], default=nan))}"
             dropped = f"{p['seqs_seen_by_none']}+{max(p['missing_per_client'], default=0)}"
-            print(f"{o['n']:>7} | {frames:>25} | {statistics.median(p['rates'] or [0]):>7.2f} | {ms(pct(p['intervals'], 95)):>15} | "
-                  f"{lag:>20} | {seek:>20} | {len(p['stalled']):>7} | {dropped}")
+            print(f"{o['n']:>7} | {o['encoding']:>6} | {p['frame_bytes'] / 1e3:>8.1f} | {frames:>25} | {statistics.median(p['rates'] or [0]):>7.2f} | {ms(pct(p['intervals'], 95)):>15} | "
+                  f"{lag:>20} | {seek:>20} | {len(p['stalled']):>7} | {dropped:>7} | {web_cpu(o) * 100:>6.0f}% | {o['load_before']:>4.1f}")
+        by_phase = {(o["n"], o["encoding"]): o for o in summary}
+        for n in dict.fromkeys(o["n"] for o in summary):
+            binary, text = by_phase.get((n, "binary")), by_phase.get((n, "json"))
+            if binary and text:
+                rate = lambda o: statistics.median(o["play"]["rates"] or [0])  # noqa: E731
+                lag = lambda o: pct(o["play"]["lags"], 95)  # noqa: E731
+                print(f"binary / json at {n} client(s): frame bytes {quotient(binary['play']['frame_bytes'], text['play']['frame_bytes']):.2f}x,"
+                      f" web CPU {quotient(web_cpu(binary), web_cpu(text)):.2f}x, fps {quotient(rate(binary), rate(text)):.2f}x, lag p95 {quotient(lag(binary), lag(text)):.2f}x")
 
+
+def quotient(a: float, b: float) -> float:
+    return a / b if b else float("nan")
+
+
+def web_cpu(outcome: dict) -> float:
+    """Share of one core the web processes used together while playing."""
+    return sum(share for label, share in outcome["busy"].items() if label.startswith("web"))
 
 if __name__ == "__main__":
     main()

@@ -236,6 +236,8 @@ def test_replay_player_and_whatif_report_from_the_fabric_page(tmp_path, stack_da
             page.fill("#replay-form [name=dp]", "16")
             page_errors: list[str] = []
             page.on("pageerror", lambda error: page_errors.append(str(error)))
+            replay_payloads: list[str | bytes] = []  # what the replay socket brought the page
+            page.on("websocket", lambda socket: socket.on("framereceived", lambda payload: replay_payloads.append(payload)) if "/ws/replays/" in socket.url else None)
             page.click("#replay-form button[type=submit]")
             page.wait_for_selector(".run-widget:is([data-status=succeeded], [data-status=failed])", timeout=240000)
             assert page.get_attribute(".run-widget", "data-status") == "succeeded", (page.inner_text(".run-widget"), page_errors)
@@ -252,6 +254,10 @@ def test_replay_player_and_whatif_report_from_the_fabric_page(tmp_path, stack_da
             page.wait_for_timeout(1000)
             # Paused: the shared player stays where it is (how far it got depends on the machine's load).
             assert 5 <= paused_at == int(page.eval_on_selector("#replay-player .replay-timeline", "el => el.value"))
+            # The frames it drew came as binary messages (docs/replay.md), the states as JSON text.
+            binary = [payload for payload in replay_payloads if isinstance(payload, bytes)]
+            assert len(binary) >= 5 and {payload[0] for payload in binary} == {1}, len(binary)
+            assert not any('"replay.frame"' in payload for payload in replay_payloads if isinstance(payload, str))
             assert page.locator("#replay-player .replay-top tbody tr").count() > 0
             # 48 switches x 64 ports draw on a canvas (its axes and banded scale: utilisationViews.test.ts).
             assert page.locator("#replay-player .util-heatmap canvas").count() >= 1

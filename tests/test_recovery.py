@@ -21,6 +21,7 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake
 from websockets.sync.client import connect
 
 from tests.stack import Session, Stack, port_is_open, scratch_database
+from twin.replay.encoding import decode_message
 
 pytestmark = pytest.mark.stack
 
@@ -160,7 +161,7 @@ def test_a_replay_goes_on_from_its_frame_after_its_live_worker_is_killed(stack):
     with connect(stack.base_url.replace("http://", "ws://") + f"/ws/replays/{run_id}/", additional_headers=headers, open_timeout=10) as socket:
 
         def next_frame(timeout_s: float) -> dict:
-            while (message := json.loads(socket.recv(timeout=timeout_s)))["type"] != "replay.frame":
+            while (message := decode_message(socket.recv(timeout=timeout_s)))["type"] != "replay.frame":
                 pass
             return message
 
@@ -205,7 +206,7 @@ class ReplayViewer(threading.Thread):
                     self.connections += 1
                     while not self.stopping.is_set():
                         try:
-                            message = json.loads(socket.recv(timeout=0.5))
+                            message = decode_message(socket.recv(timeout=0.5))
                         except TimeoutError:
                             continue
                         if message["type"] == "replay.frame":

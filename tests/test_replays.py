@@ -13,6 +13,7 @@ from tests.test_consumers import session_headers
 from tests.test_runs import wait_for
 from twin.accounts.models import Role
 from twin.asgi import application
+from twin.replay.encoding import decode_message
 from twin.runs.models import Run, RunStatus
 from twin.simulations.models import ReplayPlayback, TraceFile
 
@@ -43,41 +44,60 @@ def test_generated_training_step_replays_and_plays_to_viewers(celery_worker, sma
     leaf_matrix = last["frame"]["leaf_matrix"]
     assert len(leaf_matrix["groups"]) == 8 and len(base64.b64decode(leaf_matrix["values"])) == 64
 
+    first_over_http = client.get(f"/api/runs/{run.pk}/frames/", {"index": 0}).json()["frame"]
     headers = session_headers(operator)
 
     async def watch():
         communicator = WebsocketCommunicator(application, f"/ws/replays/{run.pk}/", headers=headers)
         connected, _ = await communicator.connect()
         assert connected
+        # A viewer asking for JSON frames watches alongside: the relay gives it the same frames as text.
+        text_viewer = WebsocketCommunicator(application, f"/ws/replays/{run.pk}/?frames=json", headers=headers)
+        assert (await text_viewer.connect())[0]
         state = json.loads(await communicator.receive_from(timeout=5))
         assert state["type"] == "replay.state" and state["state"]["playing"] is False
-        first = json.loads(await communicator.receive_from(timeout=5))
+        opening = await communicator.receive_from(timeout=5)
+        assert isinstance(opening, bytes)  # frames go as binary messages (docs/replay.md)
+        first = decode_message(opening)
         assert first["type"] == "replay.frame" and first["index"] == 0  # a late joiner gets the current frame
+        assert {**first["frame"], "seq": 0} == {**first_over_http, "seq": 0}  # the frame the HTTP endpoint serves, byte for byte
         await communicator.send_json_to({"action": "speed", "speed": 0})
         await communicator.send_json_to({"action": "play"})
-        frames, states = [], []
+        frames, states, raw_frames = [], [], []
         while len(frames) < 8:
-            message = json.loads(await communicator.receive_from(timeout=20))
+            payload = await communicator.receive_from(timeout=20)
+            message = decode_message(payload)
             (frames if message["type"] == "replay.frame" else states).append(message)
+            if message["type"] == "replay.frame":
+                raw_frames.append(payload)
         await communicator.send_json_to({"action": "pause"})
         await communicator.send_json_to({"action": "seek", "index": 3})
         seeked = None
         while seeked is None:
-            message = json.loads(await communicator.receive_from(timeout=20))
+            message = decode_message(await communicator.receive_from(timeout=20))
             if message["type"] == "replay.frame" and message["index"] == 3:
                 seeked = message
         await communicator.send_json_to({"action": "seek", "index": 10**6})
-        while (message := json.loads(await communicator.receive_from(timeout=20)))["type"] != "replay.error":
+        while (message := decode_message(await communicator.receive_from(timeout=20)))["type"] != "replay.error":
             pass
         assert "Seek to a frame" in message["detail"]
+        as_text = []
+        while not as_text or as_text[-1]["seq"] < seeked["seq"]:
+            payload = await text_viewer.receive_from(timeout=20)
+            assert isinstance(payload, str)
+            if (message := json.loads(payload))["type"] == "replay.frame":
+                as_text.append(message)
         await communicator.disconnect()
-        return frames, states
+        await text_viewer.disconnect()
+        return frames, states, raw_frames, seeked, as_text
 
-    frames, states = async_to_sync(watch)()
+    frames, states, raw_frames, seeked, as_text = async_to_sync(watch)()
+    assert all(isinstance(payload, bytes) for payload in raw_frames)
     seqs = [frame["seq"] for frame in frames]
     assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
     assert [frame["index"] for frame in frames] == sorted(frame["index"] for frame in frames)
     assert any(state["state"]["playing"] for state in states)
+    assert as_text[-1] == seeked  # the text viewer's frame is the binary viewer's, decoded
 
 
 def test_viewers_cannot_drive_the_player(small_snapshot, make_user):

@@ -90,8 +90,8 @@ def test_api_run_on_a_real_worker_pushes_progress_over_the_channel_layer(transac
         await sync_to_async(worker.__enter__)()
         async def frame() -> dict:
             event = await asyncio.wait_for(layer.receive(listener), 30)
-            assert event["type"] == "group.text" and event["kind"] == "run.state"
-            return json.loads(event["text"])
+            assert event["type"] == "group.message" and event["kind"] == "run.state"
+            return json.loads(event["payload"])
 
         try:
             frames = [await frame()]

@@ -1,12 +1,15 @@
 """Frames: complete snapshots, plain JSON, compact; the stored timeline reopens without recomputing."""
 
+import base64
 import json
+import os
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from twin.replay import ReplayOptions, Timeline, bind_trace, decode_frame, frames, replay_trace, sample_timeline
-from twin.replay.encoding import decode_bytes
+from twin.replay.encoding import FRAME_ARRAYS, FRAME_MESSAGE_VERSION, decode_bytes, decode_frame_message, encode_bytes, encode_frame_message
 from twin.replay.layout import FabricLayout
 from twin.replay.timeline import MAX_ACTIVE_LISTED, FrameBuilder
 from twin.simcore.errors import TwinCoreError
@@ -130,3 +133,65 @@ def test_a_16k_card_frame_stays_under_200_kb():
     assert len(frame["active"]) == MAX_ACTIVE_LISTED and frame["active_count"] == 5000
     size = len(json.dumps(frame))
     assert size < 200_000, size
+
+
+# ---- binary frame messages (the websocket's encoding of a frame) -------------------------------
+
+FRONTEND_FIXTURE = Path(__file__).resolve().parents[2] / "frontend" / "src" / "replay" / "frameMessage.fixture.json"
+
+
+def fixture_message() -> dict:
+    """A replay.frame message with every byte value at an edge, a leaf matrix and a top link: the
+    bytes the frontend's decoder is tested against (frontend/src/replay/frameMessage.test.ts)."""
+    frame = {
+        "seq": 41, "source": "replay", "t_s": 0.25, "t_end_s": 0.5, "links": 6,
+        "utilization": encode_bytes(np.array([0, 1, 127, 128, 254, 255])),
+        "congestion": encode_bytes(np.array([255, 0, 2, 64, 128, 200])),
+        "switches": {"in": encode_bytes(np.array([10, 20])), "out": encode_bytes(np.array([30, 40])), "max": encode_bytes(np.array([50, 255]))},
+        "top": [{"link": 5, "from": "spine-01", "to": "leaf-02", "utilization": 1.0, "congestion": 1.5686, "class": "leaf-spine (scale-up)"}],
+        "active": [3, 4], "active_count": 2, "events_done": 7, "events_total": 9,
+        "totals": {"bytes": 1.5e9, "mean_utilization": 0.5, "max_utilization": 1.0, "max_congestion": 1.5686},
+        "snapshot": 12,
+        "leaf_matrix": {"groups": ["leaf-01", "leaf-02"], "scale_bytes": 2.5e8, "values": encode_bytes(np.array([0, 255, 51, 0]))},
+    }  # fmt: skip
+    return {"type": "replay.frame", "seq": 41, "index": 3, "frame": frame}
+
+
+def test_a_binary_frame_message_carries_the_arrays_raw_and_decodes_to_the_json_message(timeline):
+    for message in (fixture_message(), {"type": "replay.frame", "seq": 2, "index": 7, "frame": timeline.frame(7)}):
+        kept = json.loads(json.dumps(message))
+        data = encode_frame_message(message)
+        assert message == kept  # the caller's frame is left as it was
+        assert data[0] == FRAME_MESSAGE_VERSION and data[1:4] == b"\0\0\0"
+        header_length = int.from_bytes(data[4:8], "little")
+        header = json.loads(data[8 : 8 + header_length])
+        assert header["type"] == "replay.frame" and header["seq"] == message["seq"] and header["index"] == message["index"]
+        frame = message["frame"]
+        raw = [decode_bytes(frame["utilization"]), decode_bytes(frame["congestion"])] + [decode_bytes(frame["switches"][k]) for k in ("in", "out", "max")]
+        if "leaf_matrix" in frame:
+            raw.append(decode_bytes(frame["leaf_matrix"]["values"]))
+        assert header["arrays"] == [[path, len(block)] for path, block in zip(FRAME_ARRAYS, raw)]
+        assert data[8 + header_length :] == b"".join(block.tobytes() for block in raw)  # no base64 left
+        assert "utilization" not in header["frame"] and "values" not in header["frame"].get("leaf_matrix", {})
+        assert decode_frame_message(data) == message
+    assert len(data) < len(json.dumps(message, separators=(",", ":")))  # a real frame: smaller than its JSON
+
+
+def test_a_binary_frame_message_of_another_version_or_length_is_refused():
+    data = encode_frame_message(fixture_message())
+    with pytest.raises(ValueError, match="layout version 2"):
+        decode_frame_message(bytes([2]) + data[1:])
+    with pytest.raises(ValueError, match="header accounts for"):
+        decode_frame_message(data[:-1])
+    with pytest.raises(ValueError, match="at least 8 bytes"):
+        decode_frame_message(data[:3])
+
+
+def test_the_frontend_decoder_fixture_is_what_the_encoder_writes():
+    """The frontend's decoder test reads these bytes; regenerate with TWIN_WRITE_FIXTURES=1."""
+    message = fixture_message()
+    fixture = {"base64": base64.b64encode(encode_frame_message(message)).decode("ascii"), "message": message}
+    text = json.dumps(fixture, indent=1) + "\n"
+    if os.environ.get("TWIN_WRITE_FIXTURES") == "1":
+        FRONTEND_FIXTURE.write_text(text)
+    assert FRONTEND_FIXTURE.read_text() == text, "the encoder changed: run with TWIN_WRITE_FIXTURES=1 and check the frontend tests"

@@ -1,14 +1,16 @@
 """The websockets' shared shape: a viewer of one object (a run, a fabric, a replay) joins that
 object's group and is sent its current state, then every change pushed to the group.
 
-A change is encoded to JSON once, by whoever publishes it (`group_publish`), and the same text
-goes to every viewer. A web process receives each group message once (`GroupRelay`: one channel
-of the channel layer per process, in every group one of its viewers watches) and hands the text
-to its viewers there; it never re-encodes a frame per viewer, nor has the channel layer deliver
-one copy per viewer. Each viewer keeps only the newest message of each kind it has not been sent
-yet (`LatestOutbox`), sent by one task of its own, so a viewer that falls behind jumps to the
-newest frame instead of working through a queue of stale ones (every message is a complete
-state with its seq).
+A change is encoded once, by whoever publishes it (`group_publish`), and the same text (or, for
+a replay frame, the same bytes: a binary message, docs/replay.md) goes to every viewer. A web
+process receives each group message once (`GroupRelay`: one channel of the channel layer per
+process, in every group one of its viewers watches) and hands the payload to its viewers there;
+it never re-encodes a frame per viewer, nor has the channel layer deliver one copy per viewer.
+A viewer that connects with `?frames=json` is sent frames as JSON text instead (tools, and the
+benchmark's comparison); the relay makes that text once per frame, only if such a viewer watches.
+Each viewer keeps only the newest message of each kind it has not been sent yet (`LatestOutbox`),
+sent by one task of its own, so a viewer that falls behind jumps to the newest frame instead of
+working through a queue of stale ones (every message is a complete state with its seq).
 """
 import asyncio
 import json
@@ -16,6 +18,7 @@ import logging
 import os
 import threading
 import weakref
+from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
 from channels.exceptions import StopConsumer
@@ -24,9 +27,10 @@ from channels.layers import get_channel_layer
 from channels.utils import await_many_dispatch
 
 from twin.fabrics.access import route_hidden_from
+from twin.replay.encoding import decode_message, encode_frame_message
 
 __all__ = (
-    "CLOSE_UNAUTHENTICATED", "CLOSE_NOT_FOUND", "CLOSE_LAYER_UNAVAILABLE", "encode_message", "group_publish", "LatestOutbox", "GroupRelay",
+    "CLOSE_UNAUTHENTICATED", "CLOSE_NOT_FOUND", "CLOSE_LAYER_UNAVAILABLE", "BINARY_MESSAGE_TYPES", "encode_message", "group_publish", "LatestOutbox", "GroupRelay",
     "GroupConsumer",
 )
 
@@ -41,8 +45,15 @@ RELAY_RETRY_S = 1.0  # after the channel layer failed a receive (Redis restartin
 PUBLISH_TIMEOUT_S = 10.0
 
 
-def encode_message(message: dict) -> str:
-    """The text a viewer is sent for `message` (compact JSON)."""
+BINARY_MESSAGE_TYPES = frozenset({"replay.frame"})
+"""Messages sent as a binary frame message (twin.replay.encoding.encode_frame_message)."""
+
+
+def encode_message(message: dict, *, binary: bool = True) -> str | bytes:
+    """What a viewer is sent for `message`: a binary frame message for the types that carry a
+    frame (unless `binary` is False), else compact JSON text."""
+    if binary and message["type"] in BINARY_MESSAGE_TYPES:
+        return encode_frame_message(message)
     return json.dumps(message, separators=(",", ":"))
 
 
@@ -78,28 +89,28 @@ def group_publish(group: str, message: dict) -> None:
     """Encode `message` once and send it to every viewer of `group`, from synchronous code (a
     service, a Celery task). Raises when the channel layer cannot be reached: callers decide
     whether that matters."""
-    publisher.send(group, {"type": "group.text", "group": group, "kind": message["type"], "text": encode_message(message)})
+    publisher.send(group, {"type": "group.message", "group": group, "kind": message["type"], "payload": encode_message(message)})
 
 
 class LatestOutbox:
-    """The newest unsent text of each kind, in the order the kinds last changed."""
+    """The newest unsent payload (text or bytes) of each kind, in the order the kinds last changed."""
 
     def __init__(self) -> None:
-        self.pending: dict[str, str] = {}
+        self.pending: dict[str, str | bytes] = {}
         self.ready = asyncio.Event()
 
-    def put(self, kind: str, text: str) -> None:
+    def put(self, kind: str, payload: str | bytes) -> None:
         self.pending.pop(kind, None)  # re-inserted last: a newer message goes after older kinds
-        self.pending[kind] = text
+        self.pending[kind] = payload
         self.ready.set()
 
-    async def take(self) -> list[str]:
-        """Wait for at least one text, then hand over (and forget) everything pending."""
+    async def take(self) -> list[str | bytes]:
+        """Wait for at least one payload, then hand over (and forget) everything pending."""
         await self.ready.wait()
         self.ready.clear()
-        texts = list(self.pending.values())
+        payloads = list(self.pending.values())
         self.pending.clear()
-        return texts
+        return payloads
 
 
 class GroupRelay:
@@ -146,8 +157,13 @@ class GroupRelay:
                 log.warning("channel layer receive failed; joining the groups again once it answers", exc_info=True)
                 await self.rejoin()
                 continue
+            payload, as_text = event["payload"], None
             for viewer in tuple(self.viewers.get(event["group"], ())):
-                viewer.outbox.put(event["kind"], event["text"])
+                if viewer.text_frames and isinstance(payload, bytes):
+                    as_text = as_text or encode_message(decode_message(payload), binary=False)
+                    viewer.outbox.put(event["kind"], as_text)
+                else:
+                    viewer.outbox.put(event["kind"], payload)
 
     async def rejoin(self) -> None:
         """Once Redis answers again, join every group anew (a Redis restarted without its data has
@@ -170,9 +186,8 @@ class GroupRelay:
                 log.warning("could not read the current state of %s after the channel layer came back", group, exc_info=True)
                 continue
             for message in current or ():
-                text = encode_message(message)
                 for member in tuple(self.viewers.get(group, ())):
-                    member.outbox.put(message["type"], text)
+                    member.outbox.put(message["type"], member.encoded(message))
 
 
 relays: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, GroupRelay]" = weakref.WeakKeyDictionary()
@@ -201,6 +216,7 @@ class GroupConsumer(AsyncJsonWebsocketConsumer):
 
     group: str | None = None
     sender: asyncio.Task | None = None
+    text_frames = False  # `?frames=json`: frames as JSON text, not binary
 
     async def __call__(self, scope, receive, send) -> None:
         """As channels' AsyncConsumer, but without a channel layer channel of the viewer's own:
@@ -208,6 +224,7 @@ class GroupConsumer(AsyncJsonWebsocketConsumer):
         would be one more read waiting on Redis per viewer, and would end every socket with
         1011 the moment Redis goes away."""
         self.scope = scope
+        self.text_frames = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("frames") == ["json"]
         self.channel_layer = get_channel_layer(self.channel_layer_alias)
         self.base_send = send
         try:
@@ -242,20 +259,29 @@ class GroupConsumer(AsyncJsonWebsocketConsumer):
         except Exception:  # noqa: BLE001 - Redis down: say so by closing; the page reconnects
             log.warning("channel layer unavailable; closing %s", group, exc_info=True)
             for message in opening:
-                await self.send_json(message)
+                await self.send_payload(self.encoded(message))
             await self.close(code=CLOSE_LAYER_UNAVAILABLE)
             return
         self.group = group
         # Read again once in the group, so that no change falls between the state and the stream.
         current = await self.opening_messages()
         for message in current if current is not None else opening:
-            await self.send_json(message)
+            await self.send_payload(self.encoded(message))
         self.sender = asyncio.create_task(self.send_newest())
+
+    def encoded(self, message: dict) -> str | bytes:
+        return encode_message(message, binary=not self.text_frames)
+
+    async def send_payload(self, payload: str | bytes) -> None:
+        if isinstance(payload, bytes):
+            await self.send(bytes_data=payload)
+        else:
+            await self.send(text_data=payload)
 
     async def send_newest(self) -> None:
         while True:
-            for text in await self.outbox.take():
-                await self.send(text_data=text)
+            for payload in await self.outbox.take():
+                await self.send_payload(payload)
 
     async def refuse(self, code: int) -> None:
         """Accept, then close with `code`: a handshake refused outright reaches the browser as

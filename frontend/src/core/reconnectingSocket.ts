@@ -7,7 +7,8 @@ import type { Timers } from "./timers";
 
 export interface SocketHandlers {
   onOpen(): void;
-  onMessage(data: string): void;
+  /** Text messages as strings, binary ones (replay frames) as the whole received buffer. */
+  onMessage(data: string | ArrayBuffer): void;
   /** `code` is the close frame's code (1006 when the connection just died). */
   onClose(code: number): void;
 }
@@ -23,9 +24,10 @@ export type OpenSocket = (url: string, handlers: SocketHandlers) => SocketConnec
 
 export const openBrowserSocket: OpenSocket = (url, handlers) => {
   const socket = new WebSocket(url);
+  socket.binaryType = "arraybuffer"; // binary frames are read with typed arrays, at once (a Blob would need an await)
   socket.onopen = () => handlers.onOpen();
   socket.onmessage = (event: MessageEvent<unknown>) => {
-    if (typeof event.data === "string") {
+    if (typeof event.data === "string" || event.data instanceof ArrayBuffer) {
       handlers.onMessage(event.data);
     }
   };
@@ -50,7 +52,7 @@ export const FINAL_CLOSE_CODES: ReadonlySet<number> = new Set([4401, 4404]);
 
 export interface ReconnectingSocketOptions {
   readonly url: string;
-  readonly onMessage: (data: string) => void;
+  readonly onMessage: (data: string | ArrayBuffer) => void;
   readonly onConnected: () => void;
   /** The socket dropped (or failed to open); a retry is scheduled. */
   readonly onDisconnected: () => void;

@@ -102,6 +102,9 @@ export function mountFabricLive(banner: HTMLElement, context: FabricLiveContext)
   const socket: ReconnectingSocket = new ReconnectingSocket({
     url: websocketUrl(context.pageLocation, wsPath),
     onMessage: (data) => {
+      if (typeof data !== "string") {
+        return; // the fabric socket's messages are text (telemetry frames included)
+      }
       const snapshot = parseFabricMessage(data);
       if (snapshot === null) {
         const frame = telemetry === null ? null : parseTelemetryMessage(data);

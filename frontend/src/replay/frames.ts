@@ -1,10 +1,17 @@
 // Utilisation frames (docs/replay.md "Frames"): the complete per-link snapshot a
 // replay and live port counters both send. Validation at the boundary, the
-// byte decoding (base64, one byte per link) and the websocket messages that
-// carry frames. No DOM access.
+// byte decoding (one byte per link: base64 in JSON, raw in a binary frame
+// message) and the websocket messages that carry frames. No DOM access.
 
 import type { Translate } from "../core/i18n";
 import { finite, isRecord, type Json } from "../core/json";
+import { decodeFrameMessage } from "./frameMessage";
+
+/**
+ * A frame's bytes: base64 text in a JSON frame (the HTTP endpoint, telemetry),
+ * or a view of the received buffer in a binary frame message (replay websocket).
+ */
+export type FrameBytes = string | Uint8Array;
 
 export interface FrameLink {
   readonly link: number | null;
@@ -39,7 +46,7 @@ export interface TelemetryReport {
 export interface LeafMatrixData {
   readonly groups: readonly string[];
   readonly scaleBytes: number;
-  readonly values: string;
+  readonly values: FrameBytes;
 }
 
 /** At most this many groups a side. */
@@ -51,10 +58,10 @@ export interface Frame {
   readonly tS: number;
   readonly tEndS: number;
   readonly links: number;
-  /** Base64, one byte per link: byte / 255 of the bandwidth. Decoded on demand. */
-  readonly utilization: string;
-  /** Base64, one byte per link: 2 * byte / 255. */
-  readonly congestion: string | null;
+  /** One byte per link: byte / 255 of the bandwidth. Decoded on demand. */
+  readonly utilization: FrameBytes;
+  /** One byte per link: 2 * byte / 255. */
+  readonly congestion: FrameBytes | null;
   readonly top: readonly FrameLink[];
   readonly activeCount: number | null;
   readonly eventsDone: number | null;
@@ -86,8 +93,17 @@ export function decodeBase64(text: string): Uint8Array | null {
   return bytes;
 }
 
-function scaled(text: string | null, scale: number, links?: number): Float32Array | null {
-  const bytes = text === null ? null : decodeBase64(text);
+/** The bytes themselves (a binary frame's view, not copied), or those of base64 text; null when it is not base64. */
+export function frameBytes(source: FrameBytes): Uint8Array | null {
+  return typeof source === "string" ? decodeBase64(source) : source;
+}
+
+function isFrameBytes(value: unknown): value is FrameBytes {
+  return typeof value === "string" || value instanceof Uint8Array;
+}
+
+function scaled(source: FrameBytes, scale: number, links?: number): Float32Array | null {
+  const bytes = frameBytes(source);
   if (bytes === null) {
     return null;
   }
@@ -104,13 +120,13 @@ function scaled(text: string | null, scale: number, links?: number): Float32Arra
  * Per-link utilisation 0..1 (byte / 255). With `links`, the array has exactly
  * that length: links the bytes do not cover are NaN (drawn without a colour).
  */
-export function decodeUtilisation(base64: string, links?: number): Float32Array | null {
-  return scaled(base64, 1, links);
+export function decodeUtilisation(source: FrameBytes, links?: number): Float32Array | null {
+  return scaled(source, 1, links);
 }
 
 /** Per-link congestion 0..2 (2 * byte / 255, saturating). */
-export function decodeCongestion(base64: string, links?: number): Float32Array | null {
-  return scaled(base64, 2, links);
+export function decodeCongestion(source: FrameBytes, links?: number): Float32Array | null {
+  return scaled(source, 2, links);
 }
 
 function parseFrameLink(value: unknown): FrameLink[] {
@@ -163,7 +179,7 @@ export function parseLeafMatrix(value: unknown): LeafMatrixData | null {
     !groups.every((name) => typeof name === "string") ||
     scaleBytes === null ||
     scaleBytes < 0 ||
-    typeof values !== "string"
+    !isFrameBytes(values)
   ) {
     return null;
   }
@@ -177,7 +193,7 @@ export function parseFrame(value: unknown): Frame | null {
   }
   const tS = finite(value["t_s"]);
   const utilization = value["utilization"];
-  if (tS === null || typeof utilization !== "string") {
+  if (tS === null || !isFrameBytes(utilization)) {
     return null;
   }
   const totals = isRecord(value["totals"]) ? value["totals"] : {};
@@ -188,7 +204,7 @@ export function parseFrame(value: unknown): Frame | null {
     tEndS: finite(value["t_end_s"]) ?? tS,
     links: count(value["links"]) ?? 0,
     utilization,
-    congestion: typeof value["congestion"] === "string" ? value["congestion"] : null,
+    congestion: isFrameBytes(value["congestion"]) ? value["congestion"] : null,
     top: Array.isArray(top) ? top.flatMap(parseFrameLink) : [],
     activeCount: count(value["active_count"]),
     eventsDone: count(value["events_done"]),
@@ -271,7 +287,9 @@ export interface ReplayState {
 export type ReplayMessage =
   | { readonly type: "state"; readonly state: ReplayState }
   | { readonly type: "frame"; readonly seq: number; readonly index: number; readonly frame: Frame }
-  | { readonly type: "error"; readonly detail: string };
+  | { readonly type: "error"; readonly detail: string }
+  /** A binary frame message of a layout this page does not know (a newer server): nothing to draw. */
+  | { readonly type: "unsupported"; readonly version: number };
 
 export function parseReplayState(value: unknown): ReplayState | null {
   if (!isRecord(value)) {
@@ -287,9 +305,21 @@ export function parseReplayState(value: unknown): ReplayState | null {
   return { playing, speed, loop: loop === true, index, frames };
 }
 
-/** A message of the replay socket, or null for anything else (unknown types, malformed JSON). */
-export function parseReplayMessage(data: string): ReplayMessage | null {
-  const message = parseJson(data);
+/**
+ * A message of the replay socket, text (JSON) or binary (a frame message), or
+ * null for anything else (unknown types, malformed JSON or bytes).
+ */
+export function parseReplayMessage(data: string | ArrayBuffer): ReplayMessage | null {
+  let message: Json | null;
+  if (typeof data === "string") {
+    message = parseJson(data);
+  } else {
+    const decoded = decodeFrameMessage(data);
+    if (decoded.kind === "unsupported") {
+      return { type: "unsupported", version: decoded.version };
+    }
+    message = decoded.kind === "message" ? decoded.message : null;
+  }
   if (message === null) {
     return null;
   }

@@ -4,7 +4,7 @@
 // RGBA pixels (one per cell, one ImageData write per frame), the cell under a
 // pointer and short axis labels. No DOM access.
 
-import { decodeBase64, type LeafMatrixData } from "./frames";
+import { frameBytes, type FrameBytes, type LeafMatrixData } from "./frames";
 import { EMPTY_RGB, paintCells, type Rgb } from "./thresholds";
 
 export interface LeafMatrix {
@@ -15,9 +15,9 @@ export interface LeafMatrix {
   readonly max: number;
 }
 
-/** Base64 of G*G bytes to bytes sent per pair (byte / 255 * scaleBytes); null when not base64. */
-export function decodeLeafBytes(base64: string, groups: number, scaleBytes: number): Float64Array | null {
-  const raw = decodeBase64(base64);
+/** G*G bytes (or their base64) to bytes sent per pair (byte / 255 * scaleBytes); null when not base64. */
+export function decodeLeafBytes(source: FrameBytes, groups: number, scaleBytes: number): Float64Array | null {
+  const raw = frameBytes(source);
   if (raw === null) {
     return null;
   }

@@ -4,7 +4,7 @@ import type { LinkValues } from "../map/overlay";
 import { overlaySlot } from "../map/overlaySlot";
 import { CONNECT_GRACE_MS, LIVE_FETCH_GRACE_MS, mountReplayPlayer, type ReplayPlayerContext } from "./replayPlayer";
 import type { FrameMap } from "../map/overlaySlot";
-import { base64Bytes, chartTexts, chartsDrawn, FakeTimers, FakeWebSocket, replayFrame, runWidgetHarness, settle } from "../testing/fakes";
+import { base64Bytes, binaryFrameMessage, chartTexts, chartsDrawn, FakeTimers, FakeWebSocket, replayFrame, runWidgetHarness, settle } from "../testing/fakes";
 import { thresholdStore } from "./thresholds";
 
 /** Records what the player asks of the map. */
@@ -148,6 +148,30 @@ describe("replay player, live", () => {
       [0, 0, 0, 0],
     ]);
     expect(timeline.value).toBe("12");
+  });
+
+  it("draws binary frames as the server sends them, and refuses a layout it does not know", async () => {
+    const { map, timeline, host } = await mount();
+    const socket = FakeWebSocket.latest();
+    socket.serverSends(state({ playing: true }));
+    socket.serverSends(binaryFrameMessage(frameMessage(4, 10, { utilization: base64Bytes([255, 0, 51, 255]) })));
+    expect(map.drawn).toEqual([[1, 0, 0.2, 1]]);
+    expect(timeline.value).toBe("10");
+    const errors: unknown[] = [];
+    const original = console.error;
+    console.error = (...args: unknown[]) => errors.push(args.join(" "));
+    try {
+      socket.serverSends(binaryFrameMessage(frameMessage(5, 11, { utilization: base64Bytes([0, 0, 0, 0]) }), 2));
+      socket.serverSends(binaryFrameMessage(frameMessage(6, 12), 2));
+    } finally {
+      console.error = original;
+    }
+    expect(map.drawn).toEqual([[1, 0, 0.2, 1]]); // nothing drawn from bytes it cannot read
+    const problem = host.querySelector<HTMLElement>(".replay-error");
+    expect(problem?.hidden).toBe(false);
+    expect(problem?.textContent).toBe("The server sends replay frames in layout version 2; this page reads version 1. Reload the page.");
+    expect(errors).toHaveLength(1); // said once in the console, not for every frame
+    expect(String(errors[0])).toContain("version 2");
   });
 
   it("sends the controller's commands", async () => {

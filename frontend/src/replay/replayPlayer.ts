@@ -17,6 +17,7 @@ import { mountChart, type Chart } from "../charts/chart";
 import { lineChartOption } from "../charts/options";
 import { element } from "../core/dom";
 import { formatDuration, type NumberFormatters } from "../core/format";
+import { FRAME_MESSAGE_VERSION } from "./frameMessage";
 import { SeqGate, frameUtilisation, mismatchNote, parseFrameAnswer, parseReplayMessage, type Frame, type ReplayState } from "./frames";
 import { describeRequestError, type JsonClient } from "../core/http";
 import type { Translate } from "../core/i18n";
@@ -408,6 +409,7 @@ export function mountReplayPlayer(host: HTMLElement, context: ReplayPlayerContex
     renderControls();
   };
 
+  let unsupportedVersion: number | null = null;
   const socket: ReconnectingSocket | null =
     wsPath === ""
       ? null
@@ -421,6 +423,13 @@ export function mountReplayPlayer(host: HTMLElement, context: ReplayPlayerContex
             socket?.markHealthy();
             if (message.type === "error") {
               showProblem(message.detail === "" ? t("replay.serverError") : message.detail);
+            } else if (message.type === "unsupported") {
+              // Drawing bytes of an unknown layout would show garbage: say so instead, once in the console.
+              if (unsupportedVersion !== message.version) {
+                unsupportedVersion = message.version;
+                console.error(`replay: binary frame layout version ${message.version}; this page reads version ${FRAME_MESSAGE_VERSION}: reload it`);
+              }
+              showProblem(t("replay.frameVersion", { version: message.version, known: FRAME_MESSAGE_VERSION }));
             } else if (message.type === "state") {
               if (live === null) {
                 stopLocalTimer();

@@ -34,7 +34,11 @@ export class RunFeed {
   constructor(private readonly options: RunFeedOptions) {
     this.socket = new ReconnectingSocket({
       url: options.url,
-      onMessage: (data) => this.receive(data),
+      onMessage: (data) => {
+        if (typeof data === "string") {
+          this.receive(data); // run states are text; the run socket sends nothing binary
+        }
+      },
       onConnected: options.onConnected,
       onDisconnected: options.onDisconnected,
       onRejected: options.onRejected,

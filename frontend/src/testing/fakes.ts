@@ -89,8 +89,9 @@ export class FakeWebSocket {
     this.handlers.onOpen();
   }
 
+  /** Strings and ArrayBuffers (binary messages) as they are, anything else as JSON text. */
   serverSends(message: unknown): void {
-    this.handlers.onMessage(typeof message === "string" ? message : JSON.stringify(message));
+    this.handlers.onMessage(typeof message === "string" || message instanceof ArrayBuffer ? message : JSON.stringify(message));
   }
 
   /** The connection ends; 1006 is what a browser reports when it just died. */
@@ -309,6 +310,46 @@ export const COLLECTIVE_RESULT = {
 /** Base64 of the given bytes, as the server encodes frames. */
 export function base64Bytes(bytes: readonly number[]): string {
   return btoa(String.fromCharCode(...bytes));
+}
+
+/**
+ * A message with a JSON FRAME as the server sends it over the replay socket:
+ * a binary frame message (twin/replay/encoding.py encode_frame_message), its
+ * base64 arrays raw. `version` other than 1 makes one a page cannot read.
+ */
+export function binaryFrameMessage(message: { readonly frame: Record<string, unknown> } & Record<string, unknown>, version = 1): ArrayBuffer {
+  const frame: Record<string, unknown> = { ...message.frame };
+  const arrays: [string, number][] = [];
+  const blocks: Uint8Array[] = [];
+  for (const path of ["utilization", "congestion", "switches.in", "switches.out", "switches.max", "leaf_matrix.values"]) {
+    const keys = path.split(".");
+    const leaf = keys.pop() as string;
+    let holder: Record<string, unknown> | undefined = frame;
+    for (const key of keys) {
+      const inner: unknown = holder?.[key];
+      holder = holder !== undefined && typeof inner === "object" && inner !== null ? (holder[key] = { ...(inner as Record<string, unknown>) }) : undefined;
+    }
+    const text = holder?.[leaf];
+    if (holder !== undefined && typeof text === "string") {
+      const block = Uint8Array.from(atob(text), (character) => character.charCodeAt(0));
+      delete holder[leaf];
+      arrays.push([path, block.length]);
+      blocks.push(block);
+    }
+  }
+  const header = new TextEncoder().encode(JSON.stringify({ ...message, frame, arrays }));
+  const total = 8 + header.length + blocks.reduce((sum, block) => sum + block.length, 0);
+  const out = new Uint8Array(total);
+  const view = new DataView(out.buffer);
+  view.setUint8(0, version);
+  view.setUint32(4, header.length, true);
+  out.set(header, 8);
+  let offset = 8 + header.length;
+  for (const block of blocks) {
+    out.set(block, offset);
+    offset += block.length;
+  }
+  return out.buffer;
 }
 
 /** A replay FRAME (docs/replay.md) over 4 links. */
