@@ -2,6 +2,7 @@
 // state, counters), from the node endpoint or, without one, from the layout.
 
 import { element } from "../core/dom";
+import { finite, isRecord, text } from "../core/json";
 import type { Translate } from "../core/i18n";
 import { kindLabel, tierLabel } from "./labels";
 import type { MapModel } from "./model";
@@ -29,10 +30,7 @@ export interface NodeDetails {
   readonly ports: readonly PortDetails[];
 }
 
-const text = (value: unknown): string | null => (typeof value === "string" ? value : null);
-const num = (value: unknown): number | null => (typeof value === "number" ? value : null);
-const obj = (value: unknown): Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+const obj = (value: unknown): Record<string, unknown> => (isRecord(value) ? value : {});
 
 export function parseNodeDetails(value: unknown): NodeDetails {
   const body = obj(value);
@@ -42,7 +40,7 @@ export function parseNodeDetails(value: unknown): NodeDetails {
     name: text(body["name"]) ?? text(body["id"]) ?? "",
     kind: text(body["kind"]) ?? "",
     tier: text(body["tier"]),
-    radix: num(body["radix"]),
+    radix: finite(body["radix"]),
     host: text(body["host"]),
     attrs: obj(body["attrs"]),
     ports: ports.map((raw) => {
@@ -52,7 +50,7 @@ export function parseNodeDetails(value: unknown): NodeDetails {
         peer: text(port["peer"]),
         peer_name: text(port["peer_name"]),
         peer_port: text(port["peer_port"]),
-        bandwidth_gbps: num(port["bandwidth_gbps"]),
+        bandwidth_gbps: finite(port["bandwidth_gbps"]),
         state: text(port["state"]) ?? "up",
         domain: text(port["domain"]) ?? "",
         attrs: obj(port["attrs"]),
