@@ -48,7 +48,14 @@ export function startApp(doc: Document): void {
 
   // The map first: run results offer "Show on map" only when there is one.
   const fabricMap = doc.getElementById("fabric-map");
-  const mapContext = { doc, t, numbers, http, onSelect: (id: string | null) => workspace?.onSelect(id) };
+  const mapContext = {
+    doc,
+    t,
+    numbers,
+    http,
+    onSelect: (id: string | null) => workspace?.onSelect(id),
+    onSelectLink: (link: number | null) => workspace?.onSelectLink(link),
+  };
   let mapReady: Promise<TopologyMap | null> = Promise.resolve(null);
   const map = () => mapReady.catch(() => null);
   // One link-utilisation overlay at a time: collective runs, live telemetry, a replay.
@@ -94,9 +101,13 @@ export function startApp(doc: Document): void {
     mapReady = mountMapFromPage(fabricMap, mapContext);
   }
   const linkedNode = workspace?.link.current.node ?? null;
+  const linkedLink = workspace?.link.current.link ?? null;
   if (linkedNode !== null) {
     // The deep link's node: selected and centred, its details in their panel.
     void map().then((found) => found?.selectNode(linkedNode));
+  } else if (linkedLink !== null) {
+    // Or its link: picked and centred, its cables in the details panel.
+    void map().then((found) => found?.selectLink(linkedLink));
   }
 
   const replayPlayer = doc.getElementById("replay-player");

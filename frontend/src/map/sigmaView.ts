@@ -11,7 +11,8 @@ import type { StyledScene } from "./style";
 
 export interface SigmaViewEvents {
   readonly clickItem: (item: number) => void;
-  readonly clickStage: () => void;
+  /** A click on no marker, at (x, y) CSS px in the container: the map looks for a link there. */
+  readonly clickStage: (x: number, y: number) => void;
   readonly enterItem: (item: number, x: number, y: number) => void;
   readonly leaveItem: () => void;
   readonly cameraMoved: () => void;
@@ -69,7 +70,7 @@ export class SigmaView {
       this.lastRenderMs = performance.now() - this.renderStarted;
     });
     this.sigma.on("clickNode", ({ node }) => events.clickItem(Number(node)));
-    this.sigma.on("clickStage", () => events.clickStage());
+    this.sigma.on("clickStage", ({ event }) => events.clickStage(event.x, event.y));
     this.sigma.on("enterNode", ({ node, event }) => events.enterItem(Number(node), event.x, event.y));
     this.sigma.on("leaveNode", () => events.leaveItem());
     this.sigma.getCamera().on("updated", () => events.cameraMoved());

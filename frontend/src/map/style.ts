@@ -224,6 +224,12 @@ export function styleScene(model: MapModel, scene: Scene, state: MapState): Styl
       size += 2;
       zIndex = 6;
     }
+    // The picked link wins over every overlay: the details panel is about it.
+    if (edge.selected) {
+      color = SELECTED_COLOUR;
+      size += 3;
+      zIndex = 7;
+    }
     return { a: edge.a, b: edge.b, size, color, zIndex };
   });
   return { nodes, edges };

@@ -75,6 +75,10 @@ describe("mountWorkspace", () => {
     expect(expanded("details")).toBe("true"); // a selected node's details are shown
     workspace.onSelect(null);
     expect(urls.at(-1)).toBe("/fabrics/3/?compare=2&snapshot=7");
+    workspace.onSelectLink(12);
+    expect(urls.at(-1)).toBe("/fabrics/3/?compare=2&snapshot=7&link=12");
+    workspace.onSelectLink(null);
+    expect(urls.at(-1)).toBe("/fabrics/3/?compare=2&snapshot=7");
   });
 
   it("names a started run in the URL and draws a finished one on the map, once", async () => {

@@ -39,6 +39,8 @@ export interface Workspace {
   readonly link: ViewLinkWriter;
   /** For the map: the selected node goes into the URL and the details panel opens. */
   onSelect(id: string | null): void;
+  /** For the map: the picked link (layout index) goes into the URL and the details panel opens. */
+  onSelectLink(link: number | null): void;
   /** For the run widgets of the panels. */
   readonly onRun: RunListener;
   /** For the replay player: the frame shown goes into the URL (at most every FRAME_WRITE_MS while playing). */
@@ -155,6 +157,12 @@ export function mountWorkspace(root: HTMLElement, context: WorkspaceContext, dra
     onSelect(id) {
       link.update({ node: id });
       if (id !== null) {
+        dock.reveal("details");
+      }
+    },
+    onSelectLink(index) {
+      link.update({ link: index });
+      if (index !== null) {
         dock.reveal("details");
       }
     },
