@@ -94,7 +94,12 @@ export function startApp(doc: Document): void {
     workspace = mountWorkspace(
       workspaceRoot,
       { doc, t, http, timers: browserTimers, location: window.location, replaceUrl: (url) => window.history.replaceState(window.history.state, "", url) },
-      { overlay: overlay ?? undefined, marks, showReplay },
+      {
+        overlay: overlay ?? undefined,
+        marks,
+        showReplay,
+        showHops: () => map().then((found) => (found?.showHopsFrom(null) ? t("hopStats.onMap") : t("marks.noMap"))),
+      },
     );
   }
   if (fabricMap !== null) {

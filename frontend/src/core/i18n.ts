@@ -182,6 +182,11 @@ const en = {
   "map.linkDetails.show": "Show {name}",
   "map.linkDetails.aggregate": "All the links between these two groups, drawn as one at this zoom: zoom in or click a group to see each link.",
   "map.linkDetails.aggregateFaulty": "{faulty} of them are degraded or down: zoom in or click a group to find them.",
+  "map.legend.hopsFrom": "Cards by hops from {name}",
+  "map.legend.hopsOne": "1 hop: {cards}",
+  "map.legend.hops": "{hops} hops: {cards}",
+  "map.legend.hopsUnreachable": "Unreachable: {cards}",
+  "hopStats.onMap": "On the map, cards are coloured by their hops from one card (see the legend): pick another card to measure from it.",
   "map.status.drawn": "{nodes} markers, {links} links drawn",
   "map.stage": "Fabric map. Arrow keys pan, + and − zoom, 0 shows all.",
 
@@ -598,6 +603,11 @@ const zhHans: Record<MessageKey, string> = {
   "map.linkDetails.show": "显示 {name}",
   "map.linkDetails.aggregate": "在此缩放级别下，这两个分组之间的所有链路合并为一条绘制：放大或点击分组可查看每条链路。",
   "map.linkDetails.aggregateFaulty": "其中 {faulty} 条降级或中断：放大或点击分组即可找到它们。",
+  "map.legend.hopsFrom": "按距 {name} 的跳数统计的加速卡",
+  "map.legend.hopsOne": "1 跳：{cards}",
+  "map.legend.hops": "{hops} 跳：{cards}",
+  "map.legend.hopsUnreachable": "不可达：{cards}",
+  "hopStats.onMap": "地图上的加速卡按距某张卡的跳数着色（见图例）：选中另一张卡即可以它为起点重新测量。",
   "map.status.drawn": "已绘制 {nodes} 个标记、{links} 条链路",
   "map.stage": "网络拓扑图。方向键平移，+ 和 − 缩放，0 显示全部。",
 

@@ -57,7 +57,19 @@ export interface MapState {
   readonly linkOverlay: "none" | "utilisation" | "diff";
   /** Banded utilisation colours (setUtilisationThresholds); null or absent: the gradient. */
   readonly thresholds?: UtilisationThresholds | null;
+  /** Cards coloured by their hops from a source card (hops.ts); null or absent: none. */
+  readonly hops?: HopShading | null;
 }
+
+export interface HopShading {
+  readonly source: number;
+  /** Per node, UNREACHABLE where no path is up. */
+  readonly values: Int16Array;
+  /** Colour of each hop count (UNREACHABLE included when some card is). */
+  readonly colours: ReadonlyMap<number, string>;
+}
+
+const NO_CARD = 0x7fff;
 
 export interface StyledNode {
   readonly item: number;
@@ -124,6 +136,23 @@ export function styleScene(model: MapModel, scene: Scene, state: MapState): Styl
   const itemPath = new Uint8Array(n + model.groupCount);
   const selectedRep = state.selected === null ? -1 : (scene.rep[state.selected] as number);
   const startRep = state.pathStart === null ? -1 : (scene.rep[state.pathStart] as number);
+  // A closed group takes the hops of its nearest card: "something in there is 1 hop away".
+  const hops = state.hops ?? null;
+  const itemHops = hops === null ? null : new Int16Array(n + model.groupCount).fill(NO_CARD);
+  if (hops !== null && itemHops !== null) {
+    for (let node = 0; node < n; node += 1) {
+      if (model.nodeKind[node] !== "card" || node === hops.source) {
+        continue;
+      }
+      const rep = scene.rep[node] as number;
+      const value = hops.values[node] as number;
+      const current = itemHops[rep] as number;
+      // Reachable beats unreachable (-1), nearer beats farther.
+      if (current === NO_CARD || (value >= 0 && (current < 0 || value < current))) {
+        itemHops[rep] = value;
+      }
+    }
+  }
   if (overlays.nodeDiff || overlays.nodeMark || pathActive) {
     for (let node = 0; node < n; node += 1) {
       const rep = scene.rep[node] as number;
@@ -164,6 +193,10 @@ export function styleScene(model: MapModel, scene: Scene, state: MapState): Styl
       label = model.nodeName[item] ?? "";
     }
     let zIndex = group ? 1 : 0;
+    if (hops !== null && itemHops !== null) {
+      const value = itemHops[item] as number;
+      color = value === NO_CARD ? DIMMED_COLOUR : (hops.colours.get(value) ?? DIMMED_COLOUR);
+    }
     const diffClass = diffClassOfRank(itemDiff[item] as number);
     if (state.linkOverlay === "diff" && overlays.nodeDiff) {
       color = diffClass === null ? DIMMED_COLOUR : DIFF_COLOURS[diffClass];

@@ -12,6 +12,7 @@ import { describeRequestError, type JsonClient } from "../core/http";
 import type { Translate } from "../core/i18n";
 import { cablesTo, detailsFromModel, parseNodeDetails, renderDetails, renderLinkDetails } from "./details";
 import { CATEGORY_LABELS, LINK_STATE_LABELS, groupKindLabel, kindLabel, tierLabel } from "./labels";
+import { UNREACHABLE, hopCounts, hopsFrom, type HopCount } from "./hops";
 import { linkMask, linksOfEdge, nearestEdge, parallelLinks, summariseLinks } from "./linkSelection";
 import { DEFAULT_LOD, fullScene, pinsForGroup, pinsForNode, selectScene, type LodOptions, type Scene, type SceneEdge, type View } from "./lod";
 import { parseLayout, type MapModel } from "./model";
@@ -43,7 +44,7 @@ import { parsePath, pathHighlight, shortestPath, type PathHighlight } from "./pa
 import { searchBox } from "./searchBox";
 import { parseSearchResults, searchLocally, type SearchResult } from "./searchModel";
 import { SigmaView } from "./sigmaView";
-import { GROUP_COLOURS, LINK_COLOURS, NODE_COLOURS, PATH_COLOUR, groupLabel, nodeCategory, styleScene, type MapState } from "./style";
+import { GROUP_COLOURS, LINK_COLOURS, NODE_COLOURS, PATH_COLOUR, groupLabel, nodeCategory, styleScene, type HopShading, type MapState } from "./style";
 import { sceneToSvg } from "./svgExport";
 
 export interface TopologyMapContext {
@@ -81,7 +82,12 @@ export interface TopologyMap {
   setNodeMarks(ids: readonly string[], marks: readonly string[]): void;
   /** Links (layout link indices) drawn as failed; replaces the previous ones. Cleared with the marks. */
   setLinkMarks(links: readonly number[]): { unmatched: number };
-  clearOverlay(name: "utilisation" | "marks" | "diff"): void;
+  /**
+   * Cards coloured by their hops from the card `id` (null: the selected card, else the first one), until
+   * cleared; a card picked meanwhile becomes the source. Null when the map has no such card.
+   */
+  showHopsFrom(id: string | null): { readonly source: string; readonly counts: readonly HopCount[] } | null;
+  clearOverlay(name: "utilisation" | "marks" | "diff" | "hops"): void;
   focusNode(id: string): Promise<boolean>;
   /** Centres the node and selects it as a click would (its details shown); false when the map has no such node. */
   selectNode(id: string): Promise<boolean>;
@@ -208,6 +214,7 @@ function showMap(host: HTMLElement, stage: HTMLElement, model: MapModel, context
   const pairs = (): Map<string, number[]> => (pairsCache ??= linksByPair(model));
   let diffPresent = new Set<DiffClass>();
   let thresholds: UtilisationThresholds | null = null;
+  let hopShading: (HopShading & { counts: HopCount[] }) | null = null;
 
   // ---- DOM -------------------------------------------------------------
   const tooltip = element(doc, "div", { class: "tooltip", role: "tooltip" });
@@ -298,6 +305,7 @@ function showMap(host: HTMLElement, stage: HTMLElement, model: MapModel, context
     pathStart,
     linkOverlay,
     thresholds,
+    hops: hopShading,
   });
   const folds = () => ({
     utilisation: overlays.utilisation,
@@ -393,6 +401,9 @@ function showMap(host: HTMLElement, stage: HTMLElement, model: MapModel, context
     }
     unpick();
     selected = node;
+    if (hopShading !== null && model.nodeKind[node] === "card") {
+      shadeHops(node);
+    }
     refreshScene();
     context.onSelect?.(model.nodeId[node] ?? null);
     void showDetails(node);
@@ -488,6 +499,15 @@ function showMap(host: HTMLElement, stage: HTMLElement, model: MapModel, context
         onNodeChosen(peer);
       }
     });
+  };
+
+  const shadeHops = (source: number): void => {
+    const values = hopsFrom(model, source);
+    const counts = hopCounts(model, values, source);
+    hopShading = { source, values, counts, colours: new Map(counts.map((row) => [row.hops, row.colour])) };
+    host.dataset["hopSource"] = model.nodeId[source] ?? "";
+    host.dataset["hopCounts"] = counts.map((row) => `${String(row.hops)}:${String(row.cards)}`).join(",");
+    renderLegend();
   };
 
   const showDetails = async (node: number): Promise<void> => {
@@ -672,6 +692,19 @@ function showMap(host: HTMLElement, stage: HTMLElement, model: MapModel, context
     if (path !== null) {
       entries.push(entry(PATH_COLOUR, t("map.legend.path"), "link"));
     }
+    if (hopShading !== null) {
+      entries.push(element(doc, "li", { class: "legend-heading" }, [t("map.legend.hopsFrom", { name: model.nodeName[hopShading.source] ?? "" })]));
+      for (const row of hopShading.counts) {
+        const cards = numbers.integer(row.cards);
+        const label =
+          row.hops === UNREACHABLE
+            ? t("map.legend.hopsUnreachable", { cards })
+            : row.hops === 1
+              ? t("map.legend.hopsOne", { cards })
+              : t("map.legend.hops", { hops: numbers.integer(row.hops), cards });
+        entries.push(entry(row.colour, label, "node"));
+      }
+    }
     legend.replaceChildren(...entries);
   };
   const renderOverlayChoices = (): void => {
@@ -733,8 +766,21 @@ function showMap(host: HTMLElement, stage: HTMLElement, model: MapModel, context
       refreshScene();
       return { unmatched };
     },
+    showHopsFrom(id) {
+      const chosen = id === null ? (selected !== null && model.nodeKind[selected] === "card" ? selected : model.nodeKind.indexOf("card")) : model.indexOfId.get(id);
+      if (chosen === undefined || chosen < 0 || model.nodeKind[chosen] !== "card") {
+        return null;
+      }
+      shadeHops(chosen);
+      refreshScene();
+      return { source: model.nodeId[chosen] ?? "", counts: hopShading?.counts ?? [] };
+    },
     clearOverlay(name) {
-      if (name === "utilisation") {
+      if (name === "hops") {
+        hopShading = null;
+        delete host.dataset["hopSource"];
+        delete host.dataset["hopCounts"];
+      } else if (name === "utilisation") {
         overlays.utilisation = null;
       } else if (name === "marks") {
         overlays.nodeMark = null;
