@@ -13,6 +13,7 @@ import type { Translate } from "../core/i18n";
 import { cablesTo, detailsFromModel, parseNodeDetails, renderDetails, renderLinkDetails } from "./details";
 import { CATEGORY_LABELS, LINK_STATE_LABELS, groupKindLabel, kindLabel, tierLabel } from "./labels";
 import { UNREACHABLE, hopCounts, hopsFrom, type HopCount } from "./hops";
+import type { PlacedLabel } from "./labelPlacement";
 import { linkMask, linksOfEdge, nearestEdge, parallelLinks, summariseLinks } from "./linkSelection";
 import { DEFAULT_LOD, fullScene, pinsForGroup, pinsForNode, selectScene, type LodOptions, type Scene, type SceneEdge, type View } from "./lod";
 import { parseLayout, type MapModel } from "./model";
@@ -99,6 +100,8 @@ export interface TopologyMap {
   clearPath(): void;
   /** Elements in the current scene. */
   drawn(): DrawnCounts;
+  /** The labels of the last frame: text and box in CSS px of the map's canvas; no two overlap. */
+  labels(): readonly PlacedLabel[];
   /** Synchronous full redraw, waiting for the GPU; milliseconds. */
   redraw(): number;
   /** Recompute the level of detail for the current camera now; milliseconds. */
@@ -294,7 +297,6 @@ function showMap(host: HTMLElement, stage: HTMLElement, model: MapModel, context
   });
   view.frameStyle = (group, open) => ({
     stroke: open ? "#cbd5e1" : "#94a3b8",
-    label: "#64748b",
     fill: open ? "" : (scene?.innerSeverity[group] ?? 0) > 0 ? "rgba(165, 15, 21, 0.06)" : "rgba(100, 116, 139, 0.07)",
   });
 
@@ -879,6 +881,7 @@ function showMap(host: HTMLElement, stage: HTMLElement, model: MapModel, context
       refreshScene();
     },
     drawn: () => scene.counts,
+    labels: () => view.placed,
     redraw: () => view.redraw(),
     updateLod() {
       const started = performance.now();
