@@ -259,10 +259,8 @@ const en = {
   "views.noValue": "no value",
   "views.leafCaption": "Leaf-to-leaf traffic: bytes each leaf group sent (rows) to each leaf group (columns) in this frame's window",
   "views.leafTooltip": "{from} → {to}: {bytes} ({share} of the frame's busiest pair)",
-  "views.leafMax": "Busiest pair: {bytes}",
   "views.leafFrom": "From (rows)",
   "views.leafTo": "To (columns)",
-  "views.leafGroups": "{count} leaf groups a side; hover for names",
 
   "marks.map": "Map",
   "marks.show": "Show on map",
@@ -680,10 +678,8 @@ const zhHans: Record<MessageKey, string> = {
   "views.noValue": "无数据",
   "views.leafCaption": "叶交换机间流量：本帧时间窗口内每个叶交换机组（行）发往每个叶交换机组（列）的字节数",
   "views.leafTooltip": "{from} → {to}：{bytes}（本帧最繁忙一对的 {share}）",
-  "views.leafMax": "最繁忙一对：{bytes}",
   "views.leafFrom": "发送方（行）",
   "views.leafTo": "接收方（列）",
-  "views.leafGroups": "每边 {count} 个叶交换机组；悬停查看名称",
 
   "marks.map": "地图",
   "marks.show": "在地图上显示",
