@@ -6,7 +6,7 @@ import { UNREACHABLE, hopCounts, hopsFrom } from "./hops";
 import { buildScene, fullScene } from "./lod";
 import { parseLayout } from "./model";
 import { emptyOverlays } from "./overlay";
-import { DIMMED_COLOUR, styleScene, type MapState } from "./style";
+import { NO_HOPS_COLOUR, styleScene, type MapState } from "./style";
 
 const model = parseLayout(fixture);
 const card = model.indexOfId.get("card-01") as number;
@@ -49,9 +49,9 @@ describe("hops from one card", () => {
     const colourOf = (id: string) => styled.nodes.find((node) => node.item === model.indexOfId.get(id))?.color;
     expect(colourOf("card-02")).toBe(counts[0]!.colour);
     expect(colourOf("card-64")).toBe(counts[2]!.colour);
-    // Switches are not what the hops are about: dimmed.
+    // Switches are not what the hops are about: grey.
     const switchItem = styled.nodes.find((node) => model.nodeKind[node.item] === "switch");
-    expect(switchItem?.color).toBe(DIMMED_COLOUR);
+    expect(switchItem?.color).toBe(NO_HOPS_COLOUR);
     // Everything closed under the domain: each pod's marker takes its nearest card's colour.
     const open = new Uint8Array(model.groupCount);
     open[0] = 1;

@@ -62,7 +62,7 @@ const UNREACHABLE_COLOUR = "#000000";
 
 /**
  * Cards at each hop count from the source (the source itself left out), nearest first, unreachable
- * last, each with its colour: viridis from near (dark) to far (light), black for unreachable.
+ * last, each with its colour: viridis from near (dark) to far (green), black for unreachable.
  */
 export function hopCounts(model: MapModel, hops: Int16Array, source: number): HopCount[] {
   const counts = new Map<number, number>();
@@ -73,7 +73,8 @@ export function hopCounts(model: MapModel, hops: Int16Array, source: number): Ho
     }
   }
   const reachable = [...counts.keys()].filter((value) => value !== UNREACHABLE).sort((a, b) => a - b);
-  const last = SEQUENTIAL_COLOURS.length - 1;
+  // Viridis without its last, light yellow, which a small marker on white would lose.
+  const last = SEQUENTIAL_COLOURS.length - 2;
   const rows: HopCount[] = reachable.map((value, index) => ({
     hops: value,
     cards: counts.get(value) ?? 0,

@@ -51,10 +51,19 @@ describe("label placement", () => {
     expect(boxesOverlap({ x: 0, y: 0, w: 10, h: 10 }, { x: 10, y: 0, w: 5, h: 5 })).toBe(false);
   });
 
-  it.each([0.6, 1, 2, 4, 8, 16, 40])("leaves no two labels overlapping at %sx", (zoom) => {
+  it.each([0.6, 1, 2, 4, 8, 16, 40])("leaves no two labels overlapping, and no marker under a label, at %sx", (zoom) => {
     const labels = labelsAt(zoom);
     expect(labels.length).toBeGreaterThan(0);
     expect(overlapping(labels)).toEqual([]);
+    const view = viewAt(zoom);
+    const styled = styleScene(model, selectScene(model, view, DEFAULT_LOD), state());
+    const covered = styled.nodes.filter((node) => {
+      const x = (node.x - view.x0) * view.pxPerUnit;
+      const y = (node.y - view.y0) * view.pxPerUnit;
+      return labels.some((label) => boxesOverlap(label, { x: x - node.size, y: y - node.size, w: 2 * node.size, h: 2 * node.size }));
+    });
+    expect(covered.map((node) => node.label)).toEqual([]);
+    expect(labels.filter((label) => label.x < 0 || label.y < 0 || label.x + label.w > SCREEN.width || label.y + label.h > SCREEN.height)).toEqual([]);
   });
 
   it("keeps the domain's title and puts the leaves' names elsewhere or leaves them out", () => {

@@ -1,7 +1,7 @@
 // Where the map's labels go: the titles of open group frames ("domain-1") and
 // the names beside markers ("leaf-17 (33)", "spine-03"), placed greedily in
-// order of importance, each in the first of a few spots that overlaps no label
-// placed before it, or left out. Sigma's own label grid keeps one label per
+// order of importance, each in the first of a few spots that overlaps no marker
+// and no label placed before it, or left out. Sigma's own label grid keeps one label per
 // cell but lets neighbouring cells' labels and the frame titles (drawn on
 // another canvas) overlap; one placement for all of them cannot. Pure: the map
 // and the SVG export pass screen positions and a text measure.
@@ -137,7 +137,8 @@ class BoxGrid {
 }
 
 /**
- * Places the scene's labels on a width x height screen: no two placed boxes (each padded by GAP_PX) overlap.
+ * Places the scene's labels on a width x height screen: no two placed boxes (each padded by GAP_PX) overlap,
+ * none covers a marker, and none runs off the screen.
  * `nodes` are the drawn markers, `frames` the open groups drawn as boxes.
  */
 export function placeLabels(
@@ -150,6 +151,13 @@ export function placeLabels(
 ): PlacedLabel[] {
   const wanted = candidates(model, nodes, frames, toScreen, size.width, size.height).sort((a, b) => a.priority - b.priority);
   const grid = new BoxGrid();
+  // The markers are in the way too: a name over another marker hides it.
+  for (const node of nodes) {
+    const at = toScreen(node.x, node.y);
+    if (at.x >= -20 && at.y >= -20 && at.x <= size.width + 20 && at.y <= size.height + 20) {
+      grid.add({ x: at.x - node.size, y: at.y - node.size, w: 2 * node.size, h: 2 * node.size });
+    }
+  }
   const placed: PlacedLabel[] = [];
   const widths = new Map<string, number>();
   for (const candidate of wanted) {
@@ -162,7 +170,8 @@ export function placeLabels(
     for (const spot of candidate.spots) {
       const x = spot.align === "start" ? spot.x : spot.align === "end" ? spot.x - width : spot.x - width / 2;
       const box = { x: x - GAP_PX / 2, y: spot.y - GAP_PX / 2, w: width + GAP_PX, h: LINE_PX + GAP_PX };
-      if (grid.free(box)) {
+      const onScreen = x >= 0 && spot.y >= 0 && x + width <= size.width && spot.y + LINE_PX <= size.height;
+      if (onScreen && grid.free(box)) {
         grid.add(box);
         placed.push({ text: candidate.text, kind: candidate.kind, x, y: spot.y, w: width, h: LINE_PX });
         break;

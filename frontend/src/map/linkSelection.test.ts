@@ -39,6 +39,25 @@ describe("the hit test", () => {
     expect(nearestEdge(edges, (item) => at.get(item), { x: 50, y: 2 })).toBe(0);
     expect(nearestEdge(edges, (item) => at.get(item), { x: 50, y: 7 })).toBe(1);
     expect(nearestEdge(edges, (item) => at.get(item), { x: 50, y: 30 })).toBe(-1);
+ 
+  });
+
+  it("takes the shortest of edges drawn over one another: the one that ends nearest the click", () => {
+    // A leaf (0) above a column of NICs (1, 2, 3): its three links share the top of the column.
+    const at = new Map([
+      [0, { x: 0, y: 0 }],
+      [1, { x: 0, y: 30 }],
+      [2, { x: 0, y: 60 }],
+      [3, { x: 0, y: 90 }],
+    ]);
+    const edges = [
+      { a: 0, b: 3 },
+      { a: 0, b: 1 },
+      { a: 0, b: 2 },
+    ];
+    expect(nearestEdge(edges, (item) => at.get(item), { x: 0.5, y: 15 })).toBe(1);
+    expect(nearestEdge(edges, (item) => at.get(item), { x: 0.5, y: 45 })).toBe(2);
+    expect(nearestEdge(edges, (item) => at.get(item), { x: 0.5, y: 75 })).toBe(0);
   });
 });
 

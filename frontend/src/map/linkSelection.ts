@@ -23,7 +23,14 @@ export function segmentDistance(p: ScreenPoint, a: ScreenPoint, b: ScreenPoint):
   return Math.hypot(p.x - (a.x + along * dx), p.y - (a.y + along * dy));
 }
 
-/** Index of the edge nearest to `point` within `tolerance` px, or -1; `screenOf` maps an item to its screen position. */
+/** Edges closer than this to each other at the click are one line on screen. */
+const SAME_LINE_PX = 1;
+
+/**
+ * Index of the edge nearest to `point` within `tolerance` px, or -1; `screenOf` maps an item to its
+ * screen position. Of edges drawn over one another (a column of NICs under their leaf), the shortest
+ * wins: the click is on the one that ends nearest.
+ */
 export function nearestEdge(
   edges: readonly { readonly a: number; readonly b: number }[],
   screenOf: (item: number) => ScreenPoint | undefined,
@@ -31,7 +38,8 @@ export function nearestEdge(
   tolerance = LINK_PICK_PX,
 ): number {
   let best = -1;
-  let bestDistance = tolerance;
+  let bestDistance = Infinity;
+  let bestLength = Infinity;
   edges.forEach((edge, index) => {
     const a = screenOf(edge.a);
     const b = screenOf(edge.b);
@@ -39,9 +47,15 @@ export function nearestEdge(
       return;
     }
     const distance = segmentDistance(point, a, b);
-    if (distance <= bestDistance) {
+    const length = Math.hypot(b.x - a.x, b.y - a.y);
+    if (distance > tolerance) {
+      return;
+    }
+    const sameLine = Math.abs(distance - bestDistance) <= SAME_LINE_PX;
+    if ((sameLine && length < bestLength) || (!sameLine && distance < bestDistance)) {
       best = index;
       bestDistance = distance;
+      bestLength = length;
     }
   });
   return best;

@@ -44,6 +44,8 @@ export const FAULT_INSIDE_COLOUR = LINK_COLOURS.down;
 export const PATH_COLOUR = "#0072b2";
 export const SELECTED_COLOUR = "#e11d48";
 export const DIMMED_COLOUR = "#e2e8f0";
+// Switches and other nodes while cards are coloured by hops: grey, present but out of the way.
+export const NO_HOPS_COLOUR = "#94a3b8";
 
 export interface MapState {
   readonly overlays: Overlays;
@@ -195,7 +197,9 @@ export function styleScene(model: MapModel, scene: Scene, state: MapState): Styl
     let zIndex = group ? 1 : 0;
     if (hops !== null && itemHops !== null) {
       const value = itemHops[item] as number;
-      color = value === NO_CARD ? DIMMED_COLOUR : (hops.colours.get(value) ?? DIMMED_COLOUR);
+      const shade = value === NO_CARD ? undefined : hops.colours.get(value);
+      color = shade ?? NO_HOPS_COLOUR;
+      size += shade === undefined ? 0 : 1.5;
     }
     const diffClass = diffClassOfRank(itemDiff[item] as number);
     if (state.linkOverlay === "diff" && overlays.nodeDiff) {

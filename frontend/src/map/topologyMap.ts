@@ -71,6 +71,8 @@ export interface TopologyMap {
   readonly model: MapModel;
   /** Per-link utilisation 0..1: `values` in layout link order, or `a`/`b` node ids with `value`. */
   setLinkUtilisation(input: LinkValues): { unmatched: number };
+  /** The utilisation overlay shown (0..1 per layout link, NaN where unknown), or null. */
+  linkUtilisation(): Float32Array | null;
   /**
    * Banded utilisation colours: green below `warning`, amber from it, red from `critical`
    * (fractions 0..1); null goes back to the green-to-red gradient. Kept across overlays.
@@ -121,6 +123,10 @@ declare global {
     __twinMap?: TopologyMap;
   }
 }
+
+// How high an end sits, for naming a link from its lower end up; a tier group is a row of spines or cores.
+const SWITCH_RANK: Readonly<Record<string, number>> = { leaf: 1, spine: 2, core: 3 };
+const GROUP_RANK: Readonly<Record<string, number>> = { unattached: 0, leaf: 1, tier: 2, pod: 3 };
 
 const maps = new WeakMap<HTMLElement, TopologyMap>();
 const ready = new WeakMap<HTMLElement, Promise<TopologyMap>>();
@@ -424,12 +430,12 @@ function showMap(host: HTMLElement, stage: HTMLElement, model: MapModel, context
     }
   };
 
-  /** Lower tiers first, so that a link reads from the card or NIC up: "node01/mlx5_0 → leaf01". */
+  /** Lower tiers first, so that a link reads from the card or NIC up: "node01/mlx5_0 → leaf01", "leaf-01 (33) → spine (16)". */
   const itemRank = (item: number): number => {
     if (item >= model.nodeCount) {
-      return 10 + (model.groupDepth[item - model.nodeCount] ?? 0);
+      return GROUP_RANK[model.groupKind[item - model.nodeCount] ?? ""] ?? 4;
     }
-    return model.nodeKind[item] === "switch" ? ({ leaf: 1, spine: 2, core: 3 }[model.nodeTier[item] ?? "leaf"] ?? 1) : 0;
+    return model.nodeKind[item] === "switch" ? (SWITCH_RANK[model.nodeTier[item] ?? "leaf"] ?? 1) : 0;
   };
   const itemName = (item: number): string =>
     item >= model.nodeCount ? groupLabel(model, item - model.nodeCount) : (model.nodeName[item] ?? "");
@@ -741,6 +747,7 @@ function showMap(host: HTMLElement, stage: HTMLElement, model: MapModel, context
       refreshScene();
       return { unmatched };
     },
+    linkUtilisation: () => overlays.utilisation,
     setUtilisationThresholds(wanted) {
       thresholds = wanted === null ? null : { warning: wanted.warning, critical: wanted.critical };
       renderLegend();
