@@ -48,7 +48,14 @@ export function startApp(doc: Document): void {
 
   // The map first: run results offer "Show on map" only when there is one.
   const fabricMap = doc.getElementById("fabric-map");
-  const mapContext = { doc, t, numbers, http, onSelect: (id: string | null) => workspace?.onSelect(id) };
+  const mapContext = {
+    doc,
+    t,
+    numbers,
+    http,
+    onSelect: (id: string | null) => workspace?.onSelect(id),
+    onSelectLink: (link: number | null) => workspace?.onSelectLink(link),
+  };
   let mapReady: Promise<TopologyMap | null> = Promise.resolve(null);
   const map = () => mapReady.catch(() => null);
   // One link-utilisation overlay at a time: collective runs, live telemetry, a replay.
@@ -87,16 +94,25 @@ export function startApp(doc: Document): void {
     workspace = mountWorkspace(
       workspaceRoot,
       { doc, t, http, timers: browserTimers, location: window.location, replaceUrl: (url) => window.history.replaceState(window.history.state, "", url) },
-      { overlay: overlay ?? undefined, marks, showReplay },
+      {
+        overlay: overlay ?? undefined,
+        marks,
+        showReplay,
+        showHops: () => map().then((found) => (found?.showHopsFrom(null) ? t("hopStats.onMap") : t("marks.noMap"))),
+      },
     );
   }
   if (fabricMap !== null) {
     mapReady = mountMapFromPage(fabricMap, mapContext);
   }
   const linkedNode = workspace?.link.current.node ?? null;
+  const linkedLink = workspace?.link.current.link ?? null;
   if (linkedNode !== null) {
     // The deep link's node: selected and centred, its details in their panel.
     void map().then((found) => found?.selectNode(linkedNode));
+  } else if (linkedLink !== null) {
+    // Or its link: picked and centred, its cables in the details panel.
+    void map().then((found) => found?.selectLink(linkedLink));
   }
 
   const replayPlayer = doc.getElementById("replay-player");

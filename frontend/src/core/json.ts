@@ -11,3 +11,8 @@ export function isRecord(value: unknown): value is Json {
 export function finite(value: unknown): number | null {
   return typeof value === "number" && Number.isFinite(value) ? value : null;
 }
+
+/** The value if it is a non-empty string, else null: an empty name is no name. */
+export function text(value: unknown): string | null {
+  return typeof value === "string" && value !== "" ? value : null;
+}

@@ -1,8 +1,12 @@
 // The details panel: a node's kind, tier, host and ports (peer, speed,
-// state, counters), from the node endpoint or, without one, from the layout.
+// state, counters), from the node endpoint or, without one, from the layout;
+// or a picked link's ends, cables and state.
 
 import { element } from "../core/dom";
+import { finite, isRecord, text } from "../core/json";
+import type { NumberFormatters } from "../core/format";
 import type { Translate } from "../core/i18n";
+import type { LinkSummary } from "./linkSelection";
 import { kindLabel, tierLabel } from "./labels";
 import type { MapModel } from "./model";
 import { SEVERITY_STATES } from "./model";
@@ -29,10 +33,7 @@ export interface NodeDetails {
   readonly ports: readonly PortDetails[];
 }
 
-const text = (value: unknown): string | null => (typeof value === "string" ? value : null);
-const num = (value: unknown): number | null => (typeof value === "number" ? value : null);
-const obj = (value: unknown): Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+const obj = (value: unknown): Record<string, unknown> => (isRecord(value) ? value : {});
 
 export function parseNodeDetails(value: unknown): NodeDetails {
   const body = obj(value);
@@ -42,7 +43,7 @@ export function parseNodeDetails(value: unknown): NodeDetails {
     name: text(body["name"]) ?? text(body["id"]) ?? "",
     kind: text(body["kind"]) ?? "",
     tier: text(body["tier"]),
-    radix: num(body["radix"]),
+    radix: finite(body["radix"]),
     host: text(body["host"]),
     attrs: obj(body["attrs"]),
     ports: ports.map((raw) => {
@@ -52,7 +53,7 @@ export function parseNodeDetails(value: unknown): NodeDetails {
         peer: text(port["peer"]),
         peer_name: text(port["peer_name"]),
         peer_port: text(port["peer_port"]),
-        bandwidth_gbps: num(port["bandwidth_gbps"]),
+        bandwidth_gbps: finite(port["bandwidth_gbps"]),
         state: text(port["state"]) ?? "up",
         domain: text(port["domain"]) ?? "",
         attrs: obj(port["attrs"]),
@@ -144,4 +145,96 @@ export function renderDetails(doc: Document, details: NodeDetails, t: Translate,
     ]);
   });
   return [list, heading, element(doc, "table", { class: "data tmap-ports" }, [element(doc, "thead", {}, [head]), element(doc, "tbody", {}, body)])];
+}
+
+/** What the details panel shows for a picked link: its two ends, its cables (between two nodes) and their summary. */
+export interface LinkDetails {
+  readonly a: { readonly id: string | null; readonly name: string };
+  readonly b: { readonly id: string | null; readonly name: string };
+  /** True when an end is a closed group: the edge stands for every link between the two. */
+  readonly aggregated: boolean;
+  readonly summary: LinkSummary;
+  /** The cables as end a's ports see them (empty for an aggregate). */
+  readonly cables: readonly PortDetails[];
+}
+
+/** End a's ports that reach end b: the cables of the link between them. */
+export function cablesTo(details: NodeDetails, peerId: string): PortDetails[] {
+  return details.ports.filter((port) => port.peer === peerId);
+}
+
+function attrText(attrs: Readonly<Record<string, unknown>>, key: string): string | null {
+  const value = attrs[key];
+  return typeof value === "string" || typeof value === "number" ? String(value) : null;
+}
+
+export function renderLinkDetails(
+  doc: Document,
+  details: LinkDetails,
+  t: Translate,
+  numbers: NumberFormatters,
+  onEnd: (id: string) => void,
+): HTMLElement[] {
+  const none = t("map.tooltip.none");
+  const { summary } = details;
+  const rows: [string, string][] = [
+    [t("map.linkDetails.links"), numbers.integer(summary.links)],
+    [t("map.linkDetails.bandwidth"), t("map.details.gbps", { gbps: numbers.integer(summary.gbps) })],
+    [
+      t("map.details.state"),
+      t("map.linkDetails.states", { up: numbers.integer(summary.up), degraded: numbers.integer(summary.degraded), down: numbers.integer(summary.down) }),
+    ],
+    [t("map.linkDetails.utilisation"), summary.utilisation === null ? none : numbers.percent(summary.utilisation)],
+  ];
+  const list = element(
+    doc,
+    "dl",
+    { class: "kv tmap-link-summary" },
+    rows.flatMap(([label, value]) => [element(doc, "dt", {}, [label]), element(doc, "dd", {}, [value])]),
+  );
+  const ends = element(
+    doc,
+    "p",
+    { class: "tmap-link-ends" },
+    [details.a, details.b].flatMap((end) => {
+      if (end.id === null) {
+        return [];
+      }
+      const id = end.id;
+      const button = element(doc, "button", { type: "button", class: "link-button" }, [t("map.linkDetails.show", { name: end.name })]);
+      button.addEventListener("click", () => onEnd(id));
+      return [button, " "];
+    }),
+  );
+  if (details.aggregated) {
+    const faulty = summary.degraded + summary.down;
+    const note = faulty > 0 ? t("map.linkDetails.aggregateFaulty", { faulty: numbers.integer(faulty) }) : t("map.linkDetails.aggregate");
+    return [list, element(doc, "p", { class: "muted" }, [note])];
+  }
+  const head = element(
+    doc,
+    "tr",
+    {},
+    [
+      t("map.linkDetails.portOf", { name: details.a.name }),
+      t("map.linkDetails.portOf", { name: details.b.name }),
+      t("map.details.speed"),
+      t("map.linkDetails.width"),
+      t("map.details.state"),
+      t("map.details.domain"),
+    ].map((label) => element(doc, "th", {}, [label])),
+  );
+  const body = details.cables.map((cable) => {
+    const width = [attrText(cable.attrs, "width"), attrText(cable.attrs, "speed")].filter((part) => part !== null).join(" ");
+    return element(doc, "tr", { class: `port-${cable.state}` }, [
+      element(doc, "td", {}, [cable.port]),
+      element(doc, "td", {}, [cable.peer_port ?? none]),
+      element(doc, "td", { class: "num" }, [cable.bandwidth_gbps === null ? none : t("map.details.gbps", { gbps: cable.bandwidth_gbps })]),
+      element(doc, "td", {}, [width || none]),
+      element(doc, "td", {}, [cable.state]),
+      element(doc, "td", {}, [cable.domain]),
+    ]);
+  });
+  const table = element(doc, "table", { class: "data tmap-cables" }, [element(doc, "thead", {}, [head]), element(doc, "tbody", {}, body)]);
+  return [list, table, ends];
 }

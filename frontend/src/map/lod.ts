@@ -40,6 +40,8 @@ export interface LinkFolds {
   readonly path?: Uint8Array | null;
   /** 1 on links marked failed (a what-if). */
   readonly failed?: Uint8Array | null;
+  /** 1 on the links picked on the map. */
+  readonly selected?: Uint8Array | null;
 }
 
 export interface SceneEdge {
@@ -54,6 +56,8 @@ export interface SceneEdge {
   path: boolean;
   /** Some link inside is marked failed. */
   failed: boolean;
+  /** Some link inside is the picked one. */
+  selected: boolean;
   /** One of its links, for tooltips and details. */
   readonly firstLink: number;
 }
@@ -189,7 +193,7 @@ export function buildScene(
   const innerSeverity = new Uint8Array(model.groupCount);
   const edges: SceneEdge[] = [];
   const byPair = new Map<number, number>();
-  const { utilisation, mark, path, failed } = folds;
+  const { utilisation, mark, path, failed, selected } = folds;
   for (let link = 0; link < model.linkCount; link += 1) {
     const ra = rep[model.linkA[link] as number] as number;
     const rb = rep[model.linkB[link] as number] as number;
@@ -209,7 +213,7 @@ export function buildScene(
     if (index === undefined) {
       index = edges.length;
       byPair.set(key, index);
-      edges.push({ a: low, b: high, count: 0, gbps: 0, severity: 0, utilisation: NaN, mark: -1, path: false, failed: false, firstLink: link });
+      edges.push({ a: low, b: high, count: 0, gbps: 0, severity: 0, utilisation: NaN, mark: -1, path: false, failed: false, selected: false, firstLink: link });
     }
     const edge = edges[index] as SceneEdge;
     edge.count += 1;
@@ -231,6 +235,9 @@ export function buildScene(
     }
     if (failed && failed[link] === 1) {
       edge.failed = true;
+    }
+    if (selected && selected[link] === 1) {
+      edge.selected = true;
     }
   }
   const items: number[] = [];

@@ -5,13 +5,15 @@
 
 import Graph from "graphology";
 import Sigma from "sigma";
+import { LABEL_FONT_PX, NAME_COLOUR, TITLE_COLOUR, placeLabels, type PlacedLabel } from "./labelPlacement";
 import type { View } from "./lod";
 import type { MapModel } from "./model";
 import type { StyledScene } from "./style";
 
 export interface SigmaViewEvents {
   readonly clickItem: (item: number) => void;
-  readonly clickStage: () => void;
+  /** A click on no marker, at (x, y) CSS px in the container: the map looks for a link there. */
+  readonly clickStage: (x: number, y: number) => void;
   readonly enterItem: (item: number, x: number, y: number) => void;
   readonly leaveItem: () => void;
   readonly cameraMoved: () => void;
@@ -19,7 +21,6 @@ export interface SigmaViewEvents {
 
 export interface FrameStyle {
   readonly stroke: string;
-  readonly label: string;
   readonly fill: string;
 }
 
@@ -27,6 +28,9 @@ export class SigmaView {
   readonly sigma: Sigma;
   private readonly framesCanvas: HTMLCanvasElement;
   private frames: ArrayLike<number> = [];
+  private nodes: StyledScene["nodes"] = [];
+  /** The labels of the last frame drawn, in CSS px of the container. */
+  placed: readonly PlacedLabel[] = [];
   private closedBoxes: ArrayLike<number> = [];
   lastRenderMs = 0;
 
@@ -41,11 +45,10 @@ export class SigmaView {
       zIndex: true,
       renderEdgeLabels: false,
       enableEdgeEvents: false,
-      labelDensity: 0.6,
-      labelGridCellSize: 90,
-      labelRenderedSizeThreshold: 7,
-      labelFont: "system-ui, sans-serif",
-      labelSize: 11,
+      // Every label (frame titles included) is placed by labelPlacement.ts and drawn in afterRender,
+      // so that none overlaps another; sigma's hover box would be a label of its own.
+      renderLabels: false,
+      defaultDrawNodeHover: () => undefined,
       defaultEdgeColor: "#94a3b8",
       minCameraRatio: 0.0005,
       maxCameraRatio: 4,
@@ -66,17 +69,18 @@ export class SigmaView {
     });
     this.sigma.on("afterRender", () => {
       this.drawFrames();
+      this.drawLabels();
       this.lastRenderMs = performance.now() - this.renderStarted;
     });
     this.sigma.on("clickNode", ({ node }) => events.clickItem(Number(node)));
-    this.sigma.on("clickStage", () => events.clickStage());
+    this.sigma.on("clickStage", ({ event }) => events.clickStage(event.x, event.y));
     this.sigma.on("enterNode", ({ node, event }) => events.enterItem(Number(node), event.x, event.y));
     this.sigma.on("leaveNode", () => events.leaveItem());
     this.sigma.getCamera().on("updated", () => events.cameraMoved());
   }
 
   private renderStarted = 0;
-  frameStyle: (group: number, open: boolean) => FrameStyle = () => ({ stroke: "#cbd5e1", label: "#64748b", fill: "" });
+  frameStyle: (group: number, open: boolean) => FrameStyle = () => ({ stroke: "#cbd5e1", fill: "" });
 
   /** Replace the drawn graph with a styled scene. */
   show(styled: StyledScene, frames: ArrayLike<number>, closedBoxes: ArrayLike<number>): void {
@@ -90,7 +94,6 @@ export class SigmaView {
         label: node.label,
         zIndex: node.zIndex,
         highlighted: node.highlighted,
-        forceLabel: node.highlighted,
       });
     }
     for (const edge of styled.edges) {
@@ -101,6 +104,7 @@ export class SigmaView {
       });
     }
     this.frames = frames;
+    this.nodes = styled.nodes;
     this.closedBoxes = closedBoxes;
     this.sigma.setGraph(graph);
   }
@@ -197,8 +201,6 @@ export class SigmaView {
     context.setTransform(ratio, 0, 0, ratio, 0, 0);
     const { width, height } = this.sigma.getDimensions();
     context.clearRect(0, 0, width, height);
-    context.font = "11px system-ui, sans-serif";
-    context.textBaseline = "top";
     context.lineWidth = 1;
     const model = this.model;
     const box = (group: number, open: boolean): void => {
@@ -218,16 +220,36 @@ export class SigmaView {
       }
       context.strokeStyle = style.stroke;
       context.strokeRect(a.x + 0.5, a.y + 0.5, w, h);
-      if (open && w > 70 && h > 16 && model.groupKind[group] !== "tier") {
-        context.fillStyle = style.label;
-        context.fillText(model.groupLabel[group] ?? "", Math.max(a.x, 0) + 4, Math.max(a.y, 0) + 3, Math.max(0, w - 8));
-      }
     };
     for (let i = 0; i < this.frames.length; i += 1) {
       box(this.frames[i] as number, true);
     }
     for (let i = 0; i < this.closedBoxes.length; i += 1) {
       box(this.closedBoxes[i] as number, false);
+    }
+  }
+
+  /** Frame titles and marker names where labelPlacement.ts puts them, over a white halo that keeps them readable over links. */
+  private drawLabels(): void {
+    const canvas = this.sigma.getCanvases()["labels"];
+    const context = canvas?.getContext("2d");
+    if (context === null || context === undefined) {
+      return;
+    }
+    const ratio = window.devicePixelRatio || 1;
+    context.setTransform(ratio, 0, 0, ratio, 0, 0);
+    const dimensions = this.sigma.getDimensions();
+    context.clearRect(0, 0, dimensions.width, dimensions.height);
+    context.font = `${String(LABEL_FONT_PX)}px system-ui, sans-serif`;
+    context.textBaseline = "top";
+    context.lineJoin = "round";
+    context.lineWidth = 3;
+    context.strokeStyle = "rgba(255, 255, 255, 0.85)";
+    this.placed = placeLabels(this.model, this.nodes, this.frames, (x, y) => this.toScreen(x, y), dimensions, (text) => context.measureText(text).width);
+    for (const label of this.placed) {
+      context.fillStyle = label.kind === "title" ? TITLE_COLOUR : NAME_COLOUR;
+      context.strokeText(label.text, label.x, label.y + 1, label.w);
+      context.fillText(label.text, label.x, label.y + 1, label.w);
     }
   }
 

@@ -44,6 +44,8 @@ export const FAULT_INSIDE_COLOUR = LINK_COLOURS.down;
 export const PATH_COLOUR = "#0072b2";
 export const SELECTED_COLOUR = "#e11d48";
 export const DIMMED_COLOUR = "#e2e8f0";
+// Switches and other nodes while cards are coloured by hops: grey, present but out of the way.
+export const NO_HOPS_COLOUR = "#94a3b8";
 
 export interface MapState {
   readonly overlays: Overlays;
@@ -57,7 +59,19 @@ export interface MapState {
   readonly linkOverlay: "none" | "utilisation" | "diff";
   /** Banded utilisation colours (setUtilisationThresholds); null or absent: the gradient. */
   readonly thresholds?: UtilisationThresholds | null;
+  /** Cards coloured by their hops from a source card (hops.ts); null or absent: none. */
+  readonly hops?: HopShading | null;
 }
+
+export interface HopShading {
+  readonly source: number;
+  /** Per node, UNREACHABLE where no path is up. */
+  readonly values: Int16Array;
+  /** Colour of each hop count (UNREACHABLE included when some card is). */
+  readonly colours: ReadonlyMap<number, string>;
+}
+
+const NO_CARD = 0x7fff;
 
 export interface StyledNode {
   readonly item: number;
@@ -124,6 +138,23 @@ export function styleScene(model: MapModel, scene: Scene, state: MapState): Styl
   const itemPath = new Uint8Array(n + model.groupCount);
   const selectedRep = state.selected === null ? -1 : (scene.rep[state.selected] as number);
   const startRep = state.pathStart === null ? -1 : (scene.rep[state.pathStart] as number);
+  // A closed group takes the hops of its nearest card: "something in there is 1 hop away".
+  const hops = state.hops ?? null;
+  const itemHops = hops === null ? null : new Int16Array(n + model.groupCount).fill(NO_CARD);
+  if (hops !== null && itemHops !== null) {
+    for (let node = 0; node < n; node += 1) {
+      if (model.nodeKind[node] !== "card" || node === hops.source) {
+        continue;
+      }
+      const rep = scene.rep[node] as number;
+      const value = hops.values[node] as number;
+      const current = itemHops[rep] as number;
+      // Reachable beats unreachable (-1), nearer beats farther.
+      if (current === NO_CARD || (value >= 0 && (current < 0 || value < current))) {
+        itemHops[rep] = value;
+      }
+    }
+  }
   if (overlays.nodeDiff || overlays.nodeMark || pathActive) {
     for (let node = 0; node < n; node += 1) {
       const rep = scene.rep[node] as number;
@@ -164,6 +195,12 @@ export function styleScene(model: MapModel, scene: Scene, state: MapState): Styl
       label = model.nodeName[item] ?? "";
     }
     let zIndex = group ? 1 : 0;
+    if (hops !== null && itemHops !== null) {
+      const value = itemHops[item] as number;
+      const shade = value === NO_CARD ? undefined : hops.colours.get(value);
+      color = shade ?? NO_HOPS_COLOUR;
+      size += shade === undefined ? 0 : 1.5;
+    }
     const diffClass = diffClassOfRank(itemDiff[item] as number);
     if (state.linkOverlay === "diff" && overlays.nodeDiff) {
       color = diffClass === null ? DIMMED_COLOUR : DIFF_COLOURS[diffClass];
@@ -223,6 +260,12 @@ export function styleScene(model: MapModel, scene: Scene, state: MapState): Styl
       color = FAILED_LINK_COLOUR;
       size += 2;
       zIndex = 6;
+    }
+    // The picked link wins over every overlay: the details panel is about it.
+    if (edge.selected) {
+      color = SELECTED_COLOUR;
+      size += 3;
+      zIndex = 7;
     }
     return { a: edge.a, b: edge.b, size, color, zIndex };
   });

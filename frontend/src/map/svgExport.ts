@@ -1,6 +1,8 @@
 // SVG of the current view, generated from the visible elements (not a
-// screenshot): group frames, links, markers and the labels of aggregates.
+// screenshot): group frames, links, markers and labels, placed as on screen
+// (labelPlacement.ts) so that none overlaps another.
 
+import { LABEL_FONT_PX, NAME_COLOUR, TITLE_COLOUR, placeLabels } from "./labelPlacement";
 import type { View } from "./lod";
 import type { MapModel } from "./model";
 import type { StyledScene } from "./style";
@@ -52,11 +54,6 @@ export function sceneToSvg(model: MapModel, styled: StyledScene, view: View, opt
       continue;
     }
     parts.push(`<rect x="${fmt(x)}" y="${fmt(y)}" width="${fmt(w)}" height="${fmt(h)}" rx="3"/>`);
-    if (w > 60) {
-      parts.push(
-        `<text x="${fmt(x + 4)}" y="${fmt(y + 11)}" font-size="10" fill="#64748b" stroke="none">${escapeXml(model.groupLabel[g] ?? "")}</text>`,
-      );
-    }
   }
   parts.push(`</g>`, `<g class="links" stroke-linecap="round">`);
   const edges = [...styled.edges].sort((left, right) => left.zIndex - right.zIndex);
@@ -79,11 +76,14 @@ export function sceneToSvg(model: MapModel, styled: StyledScene, view: View, opt
     parts.push(
       `<circle cx="${fmt(px(node.x))}" cy="${fmt(py(node.y))}" r="${fmt(node.size)}" fill="${node.color}"><title>${escapeXml(node.label)}</title></circle>`,
     );
-    if (node.group || node.highlighted) {
-      parts.push(
-        `<text x="${fmt(px(node.x) + node.size + 2)}" y="${fmt(py(node.y) + 3)}" font-size="10" fill="#1f2933">${escapeXml(node.label)}</text>`,
-      );
-    }
+  }
+  parts.push(`</g>`, `<g class="labels" font-size="${String(LABEL_FONT_PX)}" stroke="none">`);
+  // No canvas to measure with: system-ui averages about 0.6 em a character.
+  const measure = (text: string): number => text.length * LABEL_FONT_PX * 0.6;
+  for (const label of placeLabels(model, styled.nodes, options.frames, (x, y) => ({ x: px(x), y: py(y) }), { width, height }, measure)) {
+    parts.push(
+      `<text x="${fmt(label.x)}" y="${fmt(label.y + LABEL_FONT_PX)}" fill="${label.kind === "title" ? TITLE_COLOUR : NAME_COLOUR}">${escapeXml(label.text)}</text>`,
+    );
   }
   parts.push(`</g>`, `</svg>`);
   return parts.join("\n");

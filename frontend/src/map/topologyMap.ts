@@ -10,9 +10,12 @@ import { element } from "../core/dom";
 import type { NumberFormatters } from "../core/format";
 import { describeRequestError, type JsonClient } from "../core/http";
 import type { Translate } from "../core/i18n";
-import { detailsFromModel, parseNodeDetails, renderDetails } from "./details";
+import { cablesTo, detailsFromModel, parseNodeDetails, renderDetails, renderLinkDetails } from "./details";
 import { CATEGORY_LABELS, LINK_STATE_LABELS, groupKindLabel, kindLabel, tierLabel } from "./labels";
-import { DEFAULT_LOD, fullScene, pinsForGroup, pinsForNode, selectScene, type LodOptions, type Scene, type View } from "./lod";
+import { UNREACHABLE, hopCounts, hopsFrom, type HopCount } from "./hops";
+import type { PlacedLabel } from "./labelPlacement";
+import { linkMask, linksOfEdge, nearestEdge, parallelLinks, summariseLinks } from "./linkSelection";
+import { DEFAULT_LOD, fullScene, pinsForGroup, pinsForNode, selectScene, type LodOptions, type Scene, type SceneEdge, type View } from "./lod";
 import { parseLayout, type MapModel } from "./model";
 import {
   DIFF_CLASSES,
@@ -42,7 +45,7 @@ import { parsePath, pathHighlight, shortestPath, type PathHighlight } from "./pa
 import { searchBox } from "./searchBox";
 import { parseSearchResults, searchLocally, type SearchResult } from "./searchModel";
 import { SigmaView } from "./sigmaView";
-import { GROUP_COLOURS, LINK_COLOURS, NODE_COLOURS, PATH_COLOUR, nodeCategory, styleScene, type MapState } from "./style";
+import { GROUP_COLOURS, LINK_COLOURS, NODE_COLOURS, PATH_COLOUR, groupLabel, nodeCategory, styleScene, type HopShading, type MapState } from "./style";
 import { sceneToSvg } from "./svgExport";
 
 export interface TopologyMapContext {
@@ -52,6 +55,8 @@ export interface TopologyMapContext {
   readonly http: JsonClient;
   /** Hears the selected node's id each time the selection changes (null: nothing selected). */
   readonly onSelect?: ((id: string | null) => void) | undefined;
+  /** Hears the picked link (a layout link index) each time it changes; null: none, or an aggregate of links. */
+  readonly onSelectLink?: ((link: number | null) => void) | undefined;
 }
 
 export interface DrawnCounts {
@@ -66,6 +71,8 @@ export interface TopologyMap {
   readonly model: MapModel;
   /** Per-link utilisation 0..1: `values` in layout link order, or `a`/`b` node ids with `value`. */
   setLinkUtilisation(input: LinkValues): { unmatched: number };
+  /** The utilisation overlay shown (0..1 per layout link, NaN where unknown), or null. */
+  linkUtilisation(): Float32Array | null;
   /**
    * Banded utilisation colours: green below `warning`, amber from it, red from `critical`
    * (fractions 0..1); null goes back to the green-to-red gradient. Kept across overlays.
@@ -78,14 +85,25 @@ export interface TopologyMap {
   setNodeMarks(ids: readonly string[], marks: readonly string[]): void;
   /** Links (layout link indices) drawn as failed; replaces the previous ones. Cleared with the marks. */
   setLinkMarks(links: readonly number[]): { unmatched: number };
-  clearOverlay(name: "utilisation" | "marks" | "diff"): void;
+  /**
+   * Cards coloured by their hops from the card `id` (null: the selected card, else the first one), until
+   * cleared; a card picked meanwhile becomes the source. Null when the map has no such card.
+   */
+  showHopsFrom(id: string | null): { readonly source: string; readonly counts: readonly HopCount[] } | null;
+  clearOverlay(name: "utilisation" | "marks" | "diff" | "hops"): void;
   focusNode(id: string): Promise<boolean>;
   /** Centres the node and selects it as a click would (its details shown); false when the map has no such node. */
   selectNode(id: string): Promise<boolean>;
+  /** Centres a layout link and picks it as a click would (its cables shown); false when there is no such link. */
+  selectLink(link: number): Promise<boolean>;
+  /** Where the drawn edge carrying a layout link crosses the middle, in viewport (client) px; null when not drawn. */
+  linkOnScreen(link: number): { x: number; y: number } | null;
   showPath(ids: readonly string[], hops?: number): void;
   clearPath(): void;
   /** Elements in the current scene. */
   drawn(): DrawnCounts;
+  /** The labels of the last frame: text and box in CSS px of the map's canvas; no two overlap. */
+  labels(): readonly PlacedLabel[];
   /** Synchronous full redraw, waiting for the GPU; milliseconds. */
   redraw(): number;
   /** Recompute the level of detail for the current camera now; milliseconds. */
@@ -105,6 +123,10 @@ declare global {
     __twinMap?: TopologyMap;
   }
 }
+
+// How high an end sits, for naming a link from its lower end up; a tier group is a row of spines or cores.
+const SWITCH_RANK: Readonly<Record<string, number>> = { leaf: 1, spine: 2, core: 3 };
+const GROUP_RANK: Readonly<Record<string, number>> = { unattached: 0, leaf: 1, tier: 2, pod: 3 };
 
 const maps = new WeakMap<HTMLElement, TopologyMap>();
 const ready = new WeakMap<HTMLElement, Promise<TopologyMap>>();
@@ -190,13 +212,18 @@ function showMap(host: HTMLElement, stage: HTMLElement, model: MapModel, context
   let linkOverlay: MapState["linkOverlay"] = "none";
   let path: PathHighlight | null = null;
   let selected: number | null = null;
+  // The picked link: the layout links its edge carried, highlighted in whatever edge carries them now.
+  let picked: { links: number[]; mask: Uint8Array } | null = null;
   let pathMode = false;
   let pathStart: number | null = null;
   let scene: Scene;
+  // Layout position of each drawn item, for picking the link under a click.
+  let drawnAt = new Map<number, { x: number; y: number }>();
   let pairsCache: Map<string, number[]> | null = null;
   const pairs = (): Map<string, number[]> => (pairsCache ??= linksByPair(model));
   let diffPresent = new Set<DiffClass>();
   let thresholds: UtilisationThresholds | null = null;
+  let hopShading: (HopShading & { counts: HopCount[] }) | null = null;
 
   // ---- DOM -------------------------------------------------------------
   const tooltip = element(doc, "div", { class: "tooltip", role: "tooltip" });
@@ -267,7 +294,7 @@ function showMap(host: HTMLElement, stage: HTMLElement, model: MapModel, context
   // ---- rendering -------------------------------------------------------
   const view = new SigmaView(sigmaHost, model, {
     clickItem: (item) => onItemClick(item),
-    clickStage: () => undefined,
+    clickStage: (x, y) => onStageClick(x, y),
     enterItem: (item, x, y) => showTooltip(item, x, y),
     leaveItem: () => {
       tooltip.hidden = true;
@@ -276,7 +303,6 @@ function showMap(host: HTMLElement, stage: HTMLElement, model: MapModel, context
   });
   view.frameStyle = (group, open) => ({
     stroke: open ? "#cbd5e1" : "#94a3b8",
-    label: "#64748b",
     fill: open ? "" : (scene?.innerSeverity[group] ?? 0) > 0 ? "rgba(165, 15, 21, 0.06)" : "rgba(100, 116, 139, 0.07)",
   });
 
@@ -287,12 +313,14 @@ function showMap(host: HTMLElement, stage: HTMLElement, model: MapModel, context
     pathStart,
     linkOverlay,
     thresholds,
+    hops: hopShading,
   });
   const folds = () => ({
     utilisation: overlays.utilisation,
     mark: linkOverlay === "diff" ? overlays.linkDiff : null,
     path: path?.links ?? null,
     failed: overlays.linkMark,
+    selected: picked?.mask ?? null,
   });
   const computeScene = (): Scene => (lodEnabled ? selectScene(model, view.view(), lodOptions, folds()) : fullScene(model, folds()));
   const refreshScene = (): void => {
@@ -305,6 +333,7 @@ function showMap(host: HTMLElement, stage: HTMLElement, model: MapModel, context
       }
     }
     view.show(styled, scene.frames, closed);
+    drawnAt = new Map(styled.nodes.map((node) => [node.item, node]));
     drawnInfo.textContent = t("map.status.drawn", { nodes: numbers.integer(scene.counts.nodes), links: numbers.integer(scene.counts.edges) });
     host.dataset["drawn"] = String(scene.counts.total);
   };
@@ -378,10 +407,115 @@ function showMap(host: HTMLElement, stage: HTMLElement, model: MapModel, context
       pickForPath(node);
       return;
     }
+    unpick();
     selected = node;
+    if (hopShading !== null && model.nodeKind[node] === "card") {
+      shadeHops(node);
+    }
     refreshScene();
     context.onSelect?.(model.nodeId[node] ?? null);
     void showDetails(node);
+  };
+
+  const screenOfItem = (item: number): { x: number; y: number } | undefined => {
+    const at = drawnAt.get(item);
+    return at === undefined ? undefined : view.toScreen(at.x, at.y);
+  };
+
+  const onStageClick = (x: number, y: number): void => {
+    const index = nearestEdge(scene.edges, screenOfItem, { x, y });
+    const edge = scene.edges[index];
+    if (edge !== undefined && !pathMode) {
+      pickEdge(edge);
+    }
+  };
+
+  /** Lower tiers first, so that a link reads from the card or NIC up: "node01/mlx5_0 → leaf01", "leaf-01 (33) → spine (16)". */
+  const itemRank = (item: number): number => {
+    if (item >= model.nodeCount) {
+      return GROUP_RANK[model.groupKind[item - model.nodeCount] ?? ""] ?? 4;
+    }
+    return model.nodeKind[item] === "switch" ? (SWITCH_RANK[model.nodeTier[item] ?? "leaf"] ?? 1) : 0;
+  };
+  const itemName = (item: number): string =>
+    item >= model.nodeCount ? groupLabel(model, item - model.nodeCount) : (model.nodeName[item] ?? "");
+
+  const pickEdge = (edge: SceneEdge): void => {
+    pickLinks(linksOfEdge(model, scene.rep, edge.a, edge.b), edge.a, edge.b);
+  };
+
+  const pickLinks = (links: number[], first: number, second: number): void => {
+    const [a, b] = itemRank(second) < itemRank(first) ? [second, first] : [first, second];
+    const aggregated = a >= model.nodeCount || b >= model.nodeCount;
+    tooltip.hidden = true;
+    if (selected !== null) {
+      context.onSelect?.(null);
+    }
+    selected = null;
+    picked = { links, mask: linkMask(model, links) };
+    host.dataset["pickedLinks"] = String(links.length);
+    refreshScene();
+    context.onSelectLink?.(aggregated ? null : (links[0] ?? null));
+    void showLinkDetails(links, a, b, aggregated);
+  };
+
+  const unpick = (): void => {
+    if (picked !== null) {
+      picked = null;
+      delete host.dataset["pickedLinks"];
+      context.onSelectLink?.(null);
+    }
+  };
+
+  const showLinkDetails = async (links: number[], a: number, b: number, aggregated: boolean): Promise<void> => {
+    const shown = picked;
+    details.hidden = false;
+    const close = button(t("map.details.close"), () => {
+      details.hidden = true;
+      unpick();
+      refreshScene();
+    });
+    const header = element(doc, "div", { class: "tmap-details-head" }, [element(doc, "h3", {}, [`${itemName(a)} → ${itemName(b)}`]), close]);
+    const summary = summariseLinks(model, links, overlays.utilisation);
+    const end = (item: number) => ({ id: item >= model.nodeCount ? null : (model.nodeId[item] ?? null), name: itemName(item) });
+    const render = (cables: ReturnType<typeof cablesTo>): void => {
+      if (picked === shown) {
+        const info = { a: end(a), b: end(b), aggregated, summary, cables };
+        details.replaceChildren(header, ...renderLinkDetails(doc, info, t, numbers, onPeerChosen));
+      }
+    };
+    if (aggregated) {
+      render([]);
+      return;
+    }
+    details.replaceChildren(header, element(doc, "p", { class: "muted" }, [t("map.details.loading")]));
+    const peerId = model.nodeId[b] ?? "";
+    try {
+      const info = urls.node === "" ? detailsFromModel(model, a) : parseNodeDetails(await http.get(withQuery(urls.node, { id: model.nodeId[a] ?? "" })));
+      render(cablesTo(info, peerId));
+    } catch (error) {
+      if (picked === shown) {
+        details.replaceChildren(header, element(doc, "p", { class: "error" }, [t("map.details.failed", { detail: describeRequestError(error, t) })]));
+      }
+    }
+  };
+
+  const onPeerChosen = (id: string): void => {
+    void api.focusNode(id).then((found) => {
+      const peer = model.indexOfId.get(id);
+      if (found && peer !== undefined) {
+        onNodeChosen(peer);
+      }
+    });
+  };
+
+  const shadeHops = (source: number): void => {
+    const values = hopsFrom(model, source);
+    const counts = hopCounts(model, values, source);
+    hopShading = { source, values, counts, colours: new Map(counts.map((row) => [row.hops, row.colour])) };
+    host.dataset["hopSource"] = model.nodeId[source] ?? "";
+    host.dataset["hopCounts"] = counts.map((row) => `${String(row.hops)}:${String(row.cards)}`).join(",");
+    renderLegend();
   };
 
   const showDetails = async (node: number): Promise<void> => {
@@ -398,21 +532,13 @@ function showMap(host: HTMLElement, stage: HTMLElement, model: MapModel, context
     });
     const header = element(doc, "div", { class: "tmap-details-head" }, [element(doc, "h3", {}, [model.nodeName[node] ?? ""]), close]);
     details.replaceChildren(header, element(doc, "p", { class: "muted" }, [t("map.details.loading")]));
-    const onPeer = (id: string): void => {
-      void api.focusNode(id).then((found) => {
-        const peer = model.indexOfId.get(id);
-        if (found && peer !== undefined) {
-          onNodeChosen(peer);
-        }
-      });
-    };
     try {
       const info =
         urls.node === ""
           ? detailsFromModel(model, node)
           : parseNodeDetails(await http.get(withQuery(urls.node, { id: model.nodeId[node] ?? "" })));
       if (selected === node) {
-        details.replaceChildren(header, ...renderDetails(doc, info, t, onPeer), fromHere, ...failureButton(node));
+        details.replaceChildren(header, ...renderDetails(doc, info, t, onPeerChosen), fromHere, ...failureButton(node));
       }
     } catch (error) {
       details.replaceChildren(header, element(doc, "p", { class: "error" }, [t("map.details.failed", { detail: describeRequestError(error, t) })]));
@@ -506,6 +632,7 @@ function showMap(host: HTMLElement, stage: HTMLElement, model: MapModel, context
           context.onSelect?.(null);
         }
         selected = null;
+        unpick();
         path = null;
         setPathMode(false);
       },
@@ -573,6 +700,19 @@ function showMap(host: HTMLElement, stage: HTMLElement, model: MapModel, context
     if (path !== null) {
       entries.push(entry(PATH_COLOUR, t("map.legend.path"), "link"));
     }
+    if (hopShading !== null) {
+      entries.push(element(doc, "li", { class: "legend-heading" }, [t("map.legend.hopsFrom", { name: model.nodeName[hopShading.source] ?? "" })]));
+      for (const row of hopShading.counts) {
+        const cards = numbers.integer(row.cards);
+        const label =
+          row.hops === UNREACHABLE
+            ? t("map.legend.hopsUnreachable", { cards })
+            : row.hops === 1
+              ? t("map.legend.hopsOne", { cards })
+              : t("map.legend.hops", { hops: numbers.integer(row.hops), cards });
+        entries.push(entry(row.colour, label, "node"));
+      }
+    }
     legend.replaceChildren(...entries);
   };
   const renderOverlayChoices = (): void => {
@@ -607,6 +747,7 @@ function showMap(host: HTMLElement, stage: HTMLElement, model: MapModel, context
       refreshScene();
       return { unmatched };
     },
+    linkUtilisation: () => overlays.utilisation,
     setUtilisationThresholds(wanted) {
       thresholds = wanted === null ? null : { warning: wanted.warning, critical: wanted.critical };
       renderLegend();
@@ -634,8 +775,21 @@ function showMap(host: HTMLElement, stage: HTMLElement, model: MapModel, context
       refreshScene();
       return { unmatched };
     },
+    showHopsFrom(id) {
+      const chosen = id === null ? (selected !== null && model.nodeKind[selected] === "card" ? selected : model.nodeKind.indexOf("card")) : model.indexOfId.get(id);
+      if (chosen === undefined || chosen < 0 || model.nodeKind[chosen] !== "card") {
+        return null;
+      }
+      shadeHops(chosen);
+      refreshScene();
+      return { source: model.nodeId[chosen] ?? "", counts: hopShading?.counts ?? [] };
+    },
     clearOverlay(name) {
-      if (name === "utilisation") {
+      if (name === "hops") {
+        hopShading = null;
+        delete host.dataset["hopSource"];
+        delete host.dataset["hopCounts"];
+      } else if (name === "utilisation") {
         overlays.utilisation = null;
       } else if (name === "marks") {
         overlays.nodeMark = null;
@@ -678,6 +832,41 @@ function showMap(host: HTMLElement, stage: HTMLElement, model: MapModel, context
       onNodeChosen(node);
       return true;
     },
+    async selectLink(link) {
+      const a = model.linkA[link];
+      const b = model.linkB[link];
+      // As for a node: wait for sigma's first frames, or the focus lands off the link.
+      await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+      if (!Number.isInteger(link) || a === undefined || b === undefined) {
+        return false;
+      }
+      for (const end of [a, b]) {
+        for (const g of pinsForNode(model, end)) {
+          pinned.add(g);
+        }
+      }
+      const [ax, ay, bx, by] = [model.nodeX[a], model.nodeY[a], model.nodeX[b], model.nodeY[b]] as number[];
+      const reach = 30;
+      await view.focus(Math.min(ax!, bx!) - reach, Math.min(ay!, by!) - reach, Math.max(ax!, bx!) + reach, Math.max(ay!, by!) + reach);
+      pickLinks(parallelLinks(model, link), a, b);
+      return true;
+    },
+    linkOnScreen(link) {
+      const a = model.linkA[link];
+      const b = model.linkB[link];
+      if (a === undefined || b === undefined) {
+        return null;
+      }
+      const [repA, repB] = [scene.rep[a], scene.rep[b]];
+      const from = repA === undefined ? undefined : screenOfItem(repA);
+      const to = repB === undefined ? undefined : screenOfItem(repB);
+      // Both ends inside one closed group: no edge is drawn for the link.
+      if (from === undefined || to === undefined || repA === repB) {
+        return null;
+      }
+      const box = sigmaHost.getBoundingClientRect();
+      return { x: box.left + (from.x + to.x) / 2, y: box.top + (from.y + to.y) / 2 };
+    },
     showPath(ids, hops) {
       path = pathHighlight(model, ids, hops);
       for (const node of path.nodes) {
@@ -699,6 +888,7 @@ function showMap(host: HTMLElement, stage: HTMLElement, model: MapModel, context
       refreshScene();
     },
     drawn: () => scene.counts,
+    labels: () => view.placed,
     redraw: () => view.redraw(),
     updateLod() {
       const started = performance.now();

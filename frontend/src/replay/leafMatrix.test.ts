@@ -1,8 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { parseFrame, parseLeafMatrix } from "./frames";
-import { axisLabels, decodeLeafBytes, decodeLeafMatrix, leafCellAt, paintLeafMatrix, RAMP_HIGH, rampRgb, shareOfMax } from "./leafMatrix";
+import { axisLabels, decodeLeafBytes, decodeLeafMatrix, shareOfMax } from "./leafMatrix";
 import { base64Bytes, replayFrame } from "../testing/fakes";
-import { EMPTY_RGB } from "./thresholds";
 
 const wire = { groups: ["leaf-01", "leaf-02"], scale_bytes: 510, values: base64Bytes([0, 255, 51, 0]) };
 
@@ -36,37 +35,11 @@ describe("decoding", () => {
   });
 });
 
-describe("colours", () => {
-  it("ramps from white to dark blue, clamped, grey without a value", () => {
-    expect(rampRgb(0)).toEqual([255, 255, 255]);
-    expect(rampRgb(1)).toEqual(RAMP_HIGH);
-    expect(rampRgb(2)).toEqual(RAMP_HIGH);
-    expect(rampRgb(-1)).toEqual([255, 255, 255]);
-    expect(rampRgb(0.5)).toEqual([143, 157, 197]);
-    expect(rampRgb(Number.NaN)).toEqual(EMPTY_RGB);
-  });
-
-  it("scales to the busiest pair and paints one opaque pixel per pair", () => {
+describe("shares", () => {
+  it("scales a pair to the busiest pair", () => {
     expect(shareOfMax(255, 510)).toBe(0.5);
     expect(shareOfMax(0, 0)).toBe(0);
     expect(shareOfMax(Number.NaN, 10)).toBeNaN();
-    const pixels = paintLeafMatrix(decodeLeafMatrix(parseLeafMatrix(wire))!);
-    expect(pixels).toHaveLength(16);
-    expect([...pixels.slice(0, 4)]).toEqual([255, 255, 255, 255]);
-    expect([...pixels.slice(4, 8)]).toEqual([...RAMP_HIGH, 255]);
-    expect([...pixels.slice(8, 12)]).toEqual([...rampRgb(0.2), 255]);
-  });
-});
-
-describe("hover", () => {
-  it("maps a point in the box to the pair under it", () => {
-    expect(leafCellAt(0, 0, 360, 360, 4)).toEqual({ row: 0, col: 0, index: 0 });
-    expect(leafCellAt(359.9, 100, 360, 360, 4)).toEqual({ row: 1, col: 3, index: 7 });
-    expect(leafCellAt(180, 359, 360, 360, 3)).toEqual({ row: 2, col: 1, index: 7 });
-    expect(leafCellAt(-1, 0, 360, 360, 4)).toBeNull();
-    expect(leafCellAt(0, 360, 360, 360, 4)).toBeNull();
-    expect(leafCellAt(0, 0, 0, 0, 4)).toBeNull();
-    expect(leafCellAt(0, 0, 360, 360, 0)).toBeNull();
   });
 });
 

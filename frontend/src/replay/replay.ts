@@ -2,7 +2,7 @@
 // replay_summary) and the pure parts of the player: speeds, frame URLs, the
 // pace of playback without websockets. No DOM access.
 
-import { finite, isRecord } from "../core/json";
+import { finite, isRecord, text } from "../core/json";
 
 // ---- result -------------------------------------------------------------
 
@@ -62,10 +62,6 @@ export interface ReplaySummary {
   readonly busiestLinks: readonly ReplayLink[];
   readonly peak: PeakCongestion | null;
   readonly linkClasses: readonly LinkClassLoad[];
-}
-
-function text(value: unknown): string | null {
-  return typeof value === "string" && value !== "" ? value : null;
 }
 
 function parseOperation([name, value]: [string, unknown]): ReplayOperation[] {

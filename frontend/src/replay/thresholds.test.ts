@@ -1,13 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { BAND_COLOURS, utilisationBand, utilisationColour } from "../map/overlay";
 import {
-  BAND_RGB,
   DEFAULT_THRESHOLDS,
-  EMPTY_RGB,
   THRESHOLDS_STORAGE_KEY,
   bindMapThresholds,
   parseThresholds,
-  thresholdRgb,
   thresholdStore,
   thresholdsFromPercent,
   type ThresholdStorage,
@@ -35,13 +32,6 @@ describe("utilisation thresholds", () => {
     // Without thresholds the map keeps its gradient.
     expect(utilisationColour(0)).toBe("#004488");
     expect(utilisationColour(1)).toBe("#bb5566");
-  });
-
-  it("maps bands to RGB for ImageData, grey for unknown", () => {
-    expect(thresholdRgb(0.1, DEFAULT_THRESHOLDS)).toEqual([0x00, 0x44, 0x88]);
-    expect(thresholdRgb(0.85, DEFAULT_THRESHOLDS)).toBe(BAND_RGB.warning);
-    expect(thresholdRgb(0.99, DEFAULT_THRESHOLDS)).toBe(BAND_RGB.critical);
-    expect(thresholdRgb(Number.NaN, DEFAULT_THRESHOLDS)).toBe(EMPTY_RGB);
   });
 
   it("reads percentages as typed: clamped, critical at least warning", () => {

@@ -3,7 +3,7 @@
 // the utilisation views of the replay player and live telemetry. The colour
 // mapping itself lives with the map's overlay (map/overlay.ts). No DOM access.
 
-import { BAND_COLOURS, DEFAULT_THRESHOLDS, utilisationBand, type UtilisationThresholds } from "../map/overlay";
+import { DEFAULT_THRESHOLDS, type UtilisationThresholds } from "../map/overlay";
 
 export { DEFAULT_THRESHOLDS, type UtilisationThresholds };
 
@@ -41,42 +41,6 @@ export function parseThresholds(text: string | null): UtilisationThresholds {
     return DEFAULT_THRESHOLDS;
   }
   return thresholdsFromPercent(warning * 100, critical * 100) ?? DEFAULT_THRESHOLDS;
-}
-
-/** [r, g, b] of each band, for ImageData writes. */
-export type Rgb = readonly [number, number, number];
-
-function rgb(hex: string): Rgb {
-  const value = Number.parseInt(hex.slice(1), 16);
-  return [(value >> 16) & 255, (value >> 8) & 255, value & 255];
-}
-
-export const BAND_RGB: Readonly<Record<"ok" | "warning" | "critical", Rgb>> = {
-  ok: rgb(BAND_COLOURS.ok),
-  warning: rgb(BAND_COLOURS.warning),
-  critical: rgb(BAND_COLOURS.critical),
-};
-/** Cells without a value (no such port, an undecodable byte). */
-export const EMPTY_RGB: Rgb = [226, 232, 240];
-
-/** RGBA pixels, one opaque cell per `count`, coloured by `colourOf(cell)`: the one pixel writer of
- * the canvas views. Writes into `pixels` (4 bytes a cell) and returns it. */
-export function paintCells(count: number, colourOf: (cell: number) => Rgb, pixels: Uint8ClampedArray = new Uint8ClampedArray(count * 4)): Uint8ClampedArray {
-  for (let cell = 0; cell < count; cell += 1) {
-    const colour = colourOf(cell);
-    const at = cell * 4;
-    pixels[at] = colour[0];
-    pixels[at + 1] = colour[1];
-    pixels[at + 2] = colour[2];
-    pixels[at + 3] = 255;
-  }
-  return pixels;
-}
-
-/** The band colour of a value as RGB; EMPTY_RGB for NaN. */
-export function thresholdRgb(value: number, thresholds: UtilisationThresholds): Rgb {
-  const band = utilisationBand(value, thresholds);
-  return band === null ? EMPTY_RGB : BAND_RGB[band];
 }
 
 export interface ThresholdStore {

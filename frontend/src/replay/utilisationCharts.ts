@@ -1,12 +1,14 @@
 // The charts of the utilisation views, pure: the switch x port heatmap (switches down,
-// ports across, coloured by the viewer's threshold bands), the leaf uplink bars and the
-// hottest links over time (one line each, the thresholds as guides). No DOM access.
+// ports across, coloured by the viewer's threshold bands), the leaf-to-leaf traffic
+// matrix, the leaf uplink bars and the hottest links over time (one line each, the
+// thresholds as guides). No DOM access.
 
 import { barChartOption, heatmapOption, lineChartOption, type ColourBand } from "../charts/options";
-import type { NumberFormatters } from "../core/format";
+import { formatDecimalByteSize, type NumberFormatters } from "../core/format";
 import type { Translate } from "../core/i18n";
 import { tierLabel } from "../map/labels";
 import { BAND_COLOURS } from "../map/overlay";
+import { axisLabels, shareOfMax, type LeafMatrix } from "./leafMatrix";
 import type { LinkSeriesView } from "./linkSeries";
 import { portCellAt, type PortHeatmap, type SwitchLayout, type UplinkStrip } from "./switchViews";
 import type { UtilisationThresholds } from "./thresholds";
@@ -127,5 +129,38 @@ export function hotLinksOption(views: readonly LinkSeriesView[], thresholds: Uti
       { name: t("views.warningGuide"), value: thresholds.warning, colour: BAND_COLOURS.warning },
       { name: t("views.criticalGuide"), value: thresholds.critical, colour: BAND_COLOURS.critical },
     ],
+  });
+}
+
+/**
+ * A replay frame's leaf-to-leaf traffic: sending groups down, receiving groups across, viridis from
+ * nothing to the frame's busiest pair; pairs that sent nothing are left blank.
+ */
+export function leafMatrixOption(matrix: LeafMatrix, { t, numbers }: ChartText): Record<string, unknown> {
+  const { groups, bytes, max } = matrix;
+  const g = groups.length;
+  const cells: [number, number, number][] = [];
+  for (let row = 0; row < g; row += 1) {
+    for (let col = 0; col < g; col += 1) {
+      const value = bytes[row * g + col] as number;
+      if (value > 0) {
+        cells.push([col, row, value]);
+      }
+    }
+  }
+  const labels = axisLabels(groups);
+  const format = (value: number): string => formatDecimalByteSize(value, numbers, t);
+  return heatmapOption({
+    title: t("views.leafCaption"),
+    xName: t("views.leafTo"),
+    yName: t("views.leafFrom"),
+    xLabels: labels,
+    yLabels: labels,
+    cells,
+    scale: { min: 0, max: Math.max(max, 1) },
+    format,
+    scaleName: t("collective.bytes"),
+    describe: (col, row, value) =>
+      t("views.leafTooltip", { from: groups[row] ?? "", to: groups[col] ?? "", bytes: format(value), share: numbers.percent(shareOfMax(value, max)) }),
   });
 }

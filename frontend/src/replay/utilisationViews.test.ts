@@ -7,7 +7,10 @@ import fixture from "../map/fatTree64.fixture.json";
 import { parseLayout } from "../map/model";
 import { base64Bytes, chartTexts, chartsDrawn, replayFrame } from "../testing/fakes";
 import { thresholdStore } from "./thresholds";
-import { heatmapHeight } from "./utilisationCharts";
+import { renderChartSvg } from "../charts/chart";
+import { SEQUENTIAL_COLOURS } from "../charts/palette";
+import { decodeLeafMatrix } from "./leafMatrix";
+import { heatmapHeight, leafMatrixOption } from "./utilisationCharts";
 import { layoutOfMap, mountUtilisationViews } from "./utilisationViews";
 
 const model = parseLayout(fixture);
@@ -97,40 +100,40 @@ describe("utilisation views", () => {
     expect(tooltip({ value: [0, 0, utilisation[link]!] })).toMatch(/port 1 → .*<br>Utilisation (97\.0|50\.0)%, congestion no value/);
   });
 
-  it("draws the leaf-to-leaf matrix of frames that carry one, with labels, scale and tooltip", () => {
+  it("draws the leaf-to-leaf matrix of frames that carry one as a heatmap, hidden for frames without", () => {
     const { views, root } = mount();
-    const canvas = root.querySelector<HTMLCanvasElement>(".util-leaf-matrix")!;
-    const figure = canvas.closest("figure")!;
+    const figure = root.querySelector<HTMLElement>(".util-leaf-figure")!;
     expect(figure.hidden).toBe(true);
     const leafMatrix = { groups: ["leaf-01", "leaf-02"], scale_bytes: 2e9, values: base64Bytes([0, 255, 51, 0]) };
     const withMatrix = parseFrame(replayFrame({ leaf_matrix: leafMatrix }))!;
     views.show(0, withMatrix);
     expect(figure.hidden).toBe(false);
-    expect([canvas.width, canvas.height]).toEqual([2, 2]);
-    expect([...root.querySelectorAll(".util-leaf-cols span")].map((label) => label.textContent)).toEqual(["01", "02"]);
-    expect(root.querySelector(".util-leaf-rows span")?.getAttribute("title")).toBe("leaf-01");
-    expect(root.querySelector(".util-leaf-max")?.textContent).toBe("Busiest pair: 2.00 GB");
-    expect(root.querySelector<HTMLElement>(".util-leaf-note")?.hidden).toBe(true);
-
-    canvas.getBoundingClientRect = () => ({ left: 0, top: 0, width: 360, height: 360, right: 360, bottom: 360, x: 0, y: 0, toJSON: () => ({}) });
-    canvas.dispatchEvent(new MouseEvent("mousemove", { clientX: 10, clientY: 300 }));
-    const tooltip = root.querySelector<HTMLElement>(".util-tooltip")!;
-    expect(tooltip.hidden).toBe(false);
-    expect(tooltip.textContent).toBe("leaf-02 → leaf-01: 400 MB (20.0% of the frame's busiest pair)");
-    canvas.dispatchEvent(new MouseEvent("mouseleave"));
-    expect(tooltip.hidden).toBe(true);
-
-    const many = Array.from({ length: 40 }, (_, i) => `leaf-${i}`);
-    views.show(1, parseFrame(replayFrame({ leaf_matrix: { groups: many, scale_bytes: 1, values: base64Bytes(new Array<number>(1600).fill(1)) } }))!);
-    expect(canvas.width).toBe(40);
-    expect(root.querySelectorAll(".util-leaf-cols span")).toHaveLength(0);
-    expect(root.querySelector(".util-leaf-note")?.textContent).toBe("40 leaf groups a side; hover for names");
-
+    expect(figure.querySelector(".util-leaf-chart svg")).not.toBeNull();
     views.show(2, frame([0, 0, 0, 0]));
     expect(figure.hidden).toBe(true);
     views.show(3, withMatrix);
     views.reset();
     expect(figure.hidden).toBe(true);
+  });
+
+  it("gives the leaf-to-leaf heatmap labelled axes, a byte scale to the busiest pair and a tooltip with names and bytes", () => {
+    const text = { t: translator("en"), numbers: numberFormatters("en") };
+    const matrix = decodeLeafMatrix({ groups: ["leaf-01", "leaf-02"], scaleBytes: 2e9, values: base64Bytes([0, 255, 51, 0]) })!;
+    const option = leafMatrixOption(matrix, text);
+    const svg = renderChartSvg(option, 640, heatmapHeight(2));
+    for (const label of ["To (columns)", "From (rows)", "01", "02", "2.00 GB", "0 B"]) {
+      expect(svg).toContain(label);
+    }
+    // Viridis (SEQUENTIAL_COLOURS): the busiest pair its last colour, yellow; the pair that sent nothing is left blank.
+    expect(SEQUENTIAL_COLOURS.at(-1)).toBe("#fde725");
+    expect(svg).toContain("rgb(253,231,37)");
+    const series = (option["series"] as { data: number[][] }[])[0]!;
+    expect(series.data).toEqual([
+      [1, 0, 2e9],
+      [0, 1, 4e8],
+    ]);
+    const tooltip = (option["tooltip"] as { formatter: (p: { value: number[] }) => string }).formatter;
+    expect(tooltip({ value: [0, 1, 4e8] })).toBe("leaf-02 → leaf-01: 400 MB (20.0% of the frame&#39;s busiest pair)");
   });
 
   it("needs the map's whole model for the switch views", () => {

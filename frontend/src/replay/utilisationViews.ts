@@ -82,19 +82,9 @@ export function mountUtilisationViews(context: UtilisationViewsContext): Utilisa
     seriesHost,
   ]);
 
-  const tooltip = element(doc, "div", { class: "util-tooltip", role: "tooltip" });
-  tooltip.hidden = true;
 
   // ---- leaf-to-leaf traffic -----------------------------------------------
-  const leafMatrix = mountLeafMatrixView({
-    doc,
-    t,
-    numbers,
-    showTooltip: (event, text) => showTooltip(event, text),
-    hideTooltip: () => {
-      tooltip.hidden = true;
-    },
-  });
+  const leafMatrix = mountLeafMatrixView({ doc, t, numbers });
 
   const root = element(doc, "section", { class: "util-views", "aria-label": t("views.label") }, [
     legend,
@@ -102,7 +92,6 @@ export function mountUtilisationViews(context: UtilisationViewsContext): Utilisa
     heatFigure,
     leafMatrix.element,
     stripFigure,
-    tooltip,
   ]);
   heatFigure.hidden = true;
   stripFigure.hidden = true;
@@ -175,13 +164,6 @@ export function mountUtilisationViews(context: UtilisationViewsContext): Utilisa
     } else {
       seriesChart.update(option);
     }
-  };
-
-  const showTooltip = (event: MouseEvent, text: string): void => {
-    tooltip.textContent = text;
-    tooltip.hidden = false;
-    tooltip.style.left = `${event.clientX + 12}px`;
-    tooltip.style.top = `${event.clientY + 12}px`;
   };
 
   const onInput = (): void => {

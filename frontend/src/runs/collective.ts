@@ -3,7 +3,7 @@
 // shape of its result for rendering. No DOM access.
 
 import type { MessageKey } from "../core/i18n";
-import { finite, isRecord } from "../core/json";
+import { finite, isRecord, text } from "../core/json";
 
 // Mirrors twin/simcore/units.py: decimal units are powers of 1000 (as
 // nccl-tests counts), binary ones powers of 1024; no unit (or B) is bytes.
@@ -164,10 +164,6 @@ export interface CollectiveResult {
   readonly maxLinkUtilization: number | null;
   readonly hottestLinks: readonly HotLink[];
   readonly choice: Choice | null;
-}
-
-function text(value: unknown): string | null {
-  return typeof value === "string" ? value : null;
 }
 
 function parseBottleneck(value: unknown): Bottleneck | null {

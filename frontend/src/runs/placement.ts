@@ -3,7 +3,7 @@
 // the map marks of one strategy's ranks. No DOM access.
 
 import { runSubresourceUrl } from "./runState";
-import { finite, isRecord } from "../core/json";
+import { finite, isRecord, text } from "../core/json";
 
 export const DIMENSIONS = ["tp", "pp", "dp", "ep"] as const;
 export type Dimension = (typeof DIMENSIONS)[number];
@@ -58,10 +58,6 @@ export interface PlacementResult {
   readonly results: ReadonlyMap<string, StrategyResult>;
 }
 
-function text(value: unknown): string {
-  return typeof value === "string" ? value : "";
-}
-
 export function parseArcRecord(value: unknown): ArcRecord | null {
   if (!isRecord(value)) {
     return null;
@@ -80,7 +76,7 @@ export function parseArcRecord(value: unknown): ArcRecord | null {
     to,
     fromName: typeof fromName === "string" ? fromName : from,
     toName: typeof toName === "string" ? toName : to,
-    linkClass: text(value["class"]),
+    linkClass: text(value["class"]) ?? "",
     bytes: finite(value["bytes"]),
     utilization,
   };
@@ -95,8 +91,8 @@ function parseDimension(value: unknown): DimensionResult | null {
     return null;
   }
   return {
-    collective: text(value["collective"]),
-    algorithm: text(value["algorithm"]),
+    collective: text(value["collective"]) ?? "",
+    algorithm: text(value["algorithm"]) ?? "",
     groups: finite(value["groups"]),
     groupSize: finite(value["group_size"]),
     timeS,

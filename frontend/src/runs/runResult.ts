@@ -22,7 +22,7 @@ import { parsePlacementResult } from "./placement";
 import { renderPlacement } from "./placementResult";
 import { parseReplaySummary } from "../replay/replay";
 import { renderReplaySummary } from "../replay/replayResult";
-import { keyValueList, type RenderContext } from "./resultDom";
+import { keyValueList, marksStatus, type RenderContext } from "./resultDom";
 import { parseWhatIfResult } from "./whatif";
 import { renderWhatIf } from "./whatifResult";
 import type { Run } from "./runState";
@@ -114,7 +114,8 @@ function renderHopStats(result: HopStatsResult, { doc, t, numbers }: RenderConte
     220,
   ).figure;
 
-  return element(doc, "div", { class: "hop-stats" }, [summary, histogram]);
+  // The workspace says here how the map shows the result (hops from one card).
+  return element(doc, "div", { class: "hop-stats" }, [summary, histogram, marksStatus(doc)]);
 }
 
 const BOUND_LABELS: Readonly<Record<string, MessageKey>> = {

@@ -1,7 +1,7 @@
 // The "whatif" run's result (twin/whatif/report.py report_summary): one entry per stage
 // of each design, and the knee. No DOM access.
 
-import { finite, isRecord } from "../core/json";
+import { finite, isRecord, text } from "../core/json";
 
 export interface WhatIfStage {
   readonly alternative: string;
@@ -39,7 +39,6 @@ export interface WhatIfResult {
   readonly knee: WhatIfKnee | null;
 }
 
-const text = (value: unknown): string => (typeof value === "string" ? value : "");
 
 function numberMap(value: unknown): Map<string, number> {
   const map = new Map<string, number>();
@@ -96,11 +95,11 @@ function parseKnee(value: unknown): WhatIfKnee | null {
     alternative: value["alternative"],
     factor,
     cards: finite(value["cards"]),
-    metric: text(value["metric"]),
+    metric: text(value["metric"]) ?? "",
     dropPoints: finite(value["drop_points"]),
-    explanation: text(value["explanation"]),
+    explanation: text(value["explanation"]) ?? "",
     remedy: isRecord(remedy)
-      ? { symptom: text(remedy["symptom"]), likelyCause: text(remedy["likely_cause"]), check: text(remedy["check"]), fix: text(remedy["fix"]) }
+      ? { symptom: text(remedy["symptom"]) ?? "", likelyCause: text(remedy["likely_cause"]) ?? "", check: text(remedy["check"]) ?? "", fix: text(remedy["fix"]) ?? "" }
       : null,
   };
 }

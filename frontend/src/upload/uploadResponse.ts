@@ -1,7 +1,7 @@
 // The upload page's JSON answers, parsed defensively, and where a rejection's
 // problems belong in the form. Pure: no DOM access.
 
-import { isRecord, type Json } from "../core/json";
+import { isRecord, text, type Json } from "../core/json";
 
 /** A label and its count, in the order the server sent them. */
 export type Count = readonly [label: string, count: number];
@@ -57,10 +57,6 @@ function asStrings(value: unknown): string[] {
   return Array.isArray(value) ? value.filter((item): item is string => typeof item === "string" && item !== "") : [];
 }
 
-function asText(value: unknown): string | null {
-  return typeof value === "string" && value !== "" ? value : null;
-}
-
 export function parseStoredUpload(body: unknown): StoredUpload | null {
   const json = asObject(body);
   if (json === null) {
@@ -93,18 +89,18 @@ function parseFileProblems(value: unknown): FileProblems | null {
     return null;
   }
   const problems = (Array.isArray(json["problems"]) ? json["problems"] : []).flatMap((problem: unknown) => {
-    const text = asText(asObject(problem)?.["detail"]);
-    return text === null ? [] : [text];
+    const detailText = text(asObject(problem)?.["detail"]);
+    return detailText === null ? [] : [detailText];
   });
   // Every IngestError carries at least one problem; fall back to its sentence all the same.
-  const detail = asText(json["detail"]);
+  const detail = text(json["detail"]);
   if (problems.length === 0 && detail !== null) {
     problems.push(detail);
   }
   if (problems.length === 0) {
     return null;
   }
-  return { source: asText(json["source"]), problems, truncated: json["truncated"] === true };
+  return { source: text(json["source"]), problems, truncated: json["truncated"] === true };
 }
 
 /** The 400 body, or null when it has none of the expected parts (then only a status is known). */
@@ -123,7 +119,7 @@ export function parseUploadRejection(body: unknown): UploadRejection | null {
     const parsed = parseFileProblems(file);
     return parsed === null ? [] : [parsed];
   });
-  const detail = asText(json["detail"]);
+  const detail = text(json["detail"]);
   if (fieldErrors.length === 0 && files.length === 0 && detail === null) {
     return null;
   }

@@ -1,6 +1,7 @@
 // Deep links into the fabric workspace: the page's query holds what is shown
 // (the fabric is the path: /fabrics/<id>/), e.g.
 //   /fabrics/3/?snapshot=7&run=42&frame=120&node=leaf-07
+// or, with a link picked on the map instead of a node, ...&link=1093 (its index in the layout).
 // Opening it restores the same view; every change is written back with
 // history.replaceState, so the address bar can be copied at any time.
 
@@ -11,11 +12,13 @@ export interface ViewLink {
   readonly frame: number | null;
   /** The selected node's id (as the layout names it). */
   readonly node: string | null;
+  /** The picked link: its index in the snapshot's layout (as failures name links, `link:<i>`). */
+  readonly link: number | null;
 }
 
-export const EMPTY_LINK: ViewLink = { snapshot: null, run: null, frame: null, node: null };
+export const EMPTY_LINK: ViewLink = { snapshot: null, run: null, frame: null, node: null, link: null };
 
-const KEYS = ["snapshot", "run", "frame", "node"] as const;
+const KEYS = ["snapshot", "run", "frame", "node", "link"] as const;
 const MAX_NODE_ID = 200;
 
 function wholeNumber(text: string | null, min: number): number | null {
@@ -34,6 +37,7 @@ export function parseViewLink(search: string): ViewLink {
     run: wholeNumber(query.get("run"), 1),
     frame: wholeNumber(query.get("frame"), 0),
     node: node !== null && node !== "" && node.length <= MAX_NODE_ID ? node : null,
+    link: wholeNumber(query.get("link"), 0),
   };
 }
 

@@ -39,7 +39,15 @@ function page(search: string, layout = '{"right": 480, "bottom": 260, "collapsed
   const workspace = mountWorkspace(
     root,
     { doc: document, t: translator("en"), http, timers, location: { pathname: "/fabrics/3/", search, hash: "" }, replaceUrl: (url) => urls.push(url) },
-    { overlay, marks, showReplay: (host, startFrame) => replays.push({ ws: host.dataset["ws"] ?? "", startFrame }) },
+    {
+      overlay,
+      marks,
+      showReplay: (host, startFrame) => replays.push({ ws: host.dataset["ws"] ?? "", startFrame }),
+      showHops: () => {
+        marked.push("hops");
+        return Promise.resolve("hops shown");
+      },
+    },
   );
   const expanded = (panel: string) => root.querySelector(`[data-panel=${panel}] .dock-toggle`)?.getAttribute("aria-expanded");
   return { root, http, timers, urls, offered, marked, replays, workspace, expanded };
@@ -75,6 +83,10 @@ describe("mountWorkspace", () => {
     expect(expanded("details")).toBe("true"); // a selected node's details are shown
     workspace.onSelect(null);
     expect(urls.at(-1)).toBe("/fabrics/3/?compare=2&snapshot=7");
+    workspace.onSelectLink(12);
+    expect(urls.at(-1)).toBe("/fabrics/3/?compare=2&snapshot=7&link=12");
+    workspace.onSelectLink(null);
+    expect(urls.at(-1)).toBe("/fabrics/3/?compare=2&snapshot=7");
   });
 
   it("names a started run in the URL and draws a finished one on the map, once", async () => {
@@ -97,6 +109,18 @@ describe("mountWorkspace", () => {
     expect(view.marked.at(-1)).toBe("leaf-03");
     expect(view.offered).toEqual([42]);
     expect(view.urls.at(-1)).toBe("/fabrics/3/?snapshot=7&run=42&node=leaf-07");
+  });
+
+  it("colours the map by hops when a hop statistics run has succeeded, and says so in its result", async () => {
+    const view = page("");
+    const slot = document.getElementById("placement-slot") as HTMLElement;
+    slot.innerHTML = '<section class="run-widget" data-run-url="/api/runs/60/"><p class="marks-status" hidden></p></section>';
+    view.workspace.onRun(run({ id: 60, kind: "hop_stats", status: "running" }), "/api/runs/60/");
+    expect(view.marked).toEqual([]);
+    view.workspace.onRun(run({ id: 60, kind: "hop_stats", status: "succeeded", result: {} }), "/api/runs/60/");
+    await settle();
+    expect(view.marked).toEqual(["hops"]);
+    expect(slot.querySelector(".marks-status")?.textContent).toBe("hops shown");
   });
 
   it("reveals the panel a server-rendered run widget sits in", () => {

@@ -1,7 +1,8 @@
 // The fabric workspace: the docks (dock.ts), the user's layout saved on the
 // server, the deep link in the address bar (deepLink.ts), and what a run in
 // one of the panels does to the rest of the view: its result drawn on the map
-// (a collective's utilisation, a placement's best strategy, the worst failure),
+// (a collective's utilisation, a placement's best strategy, the worst failure,
+// hop statistics as each card's hops from one card),
 // a replay's player in the bottom dock, its id and frame in the URL.
 
 import type { JsonClient } from "../core/http";
@@ -30,6 +31,8 @@ export interface WorkspaceContext {
 export interface WorkspaceDrawing {
   readonly overlay?: RunOverlay | undefined;
   readonly marks?: RunMapMarks | undefined;
+  /** Colours the map's cards by their hops from one card; resolves to the sentence for the run's result. */
+  readonly showHops?: (() => Promise<string>) | undefined;
   /** Mounts the replay player of `run` in `host` (replacing any other), opening at `startFrame`. */
   readonly showReplay?: ((host: HTMLElement, startFrame: number | null) => void) | undefined;
 }
@@ -39,6 +42,8 @@ export interface Workspace {
   readonly link: ViewLinkWriter;
   /** For the map: the selected node goes into the URL and the details panel opens. */
   onSelect(id: string | null): void;
+  /** For the map: the picked link (layout index) goes into the URL and the details panel opens. */
+  onSelectLink(link: number | null): void;
   /** For the run widgets of the panels. */
   readonly onRun: RunListener;
   /** For the replay player: the frame shown goes into the URL (at most every FRAME_WRITE_MS while playing). */
@@ -124,6 +129,9 @@ export function mountWorkspace(root: HTMLElement, context: WorkspaceContext, dra
       case "replay":
         showReplayOf(run);
         break;
+      case "hop_stats":
+        void drawing.showHops?.().then((sentence) => sayInResult(runUrl, sentence));
+        break;
       default:
         break;
     }
@@ -155,6 +163,12 @@ export function mountWorkspace(root: HTMLElement, context: WorkspaceContext, dra
     onSelect(id) {
       link.update({ node: id });
       if (id !== null) {
+        dock.reveal("details");
+      }
+    },
+    onSelectLink(index) {
+      link.update({ link: index });
+      if (index !== null) {
         dock.reveal("details");
       }
     },
