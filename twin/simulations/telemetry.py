@@ -28,6 +28,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+import zlib
 from datetime import datetime, timezone as dt_timezone
 
 import redis
@@ -36,7 +37,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from twin.common.errors import ApplicationError, ServiceUnavailable
+from twin.common.errors import ApplicationError, PayloadTooLarge, ServiceUnavailable, UnsupportedEncoding
 from twin.fabrics.models import Fabric, Snapshot, SnapshotRole
 from twin.fabrics.selectors import snapshot_spec_cached
 from twin.runs.services import queue_task
@@ -51,7 +52,7 @@ from .models import TelemetrySource, TelemetryState
 from .replays import send_fabric_telemetry
 
 __all__ = (
-    "telemetry_index", "telemetry_index_warm", "snapshot_stored", "telemetry_post", "telemetry_drain", "telemetry_ingest", "telemetry_reading_import", "telemetry_source_check", "telemetry_source_save",
+    "telemetry_index", "telemetry_index_warm", "snapshot_stored", "telemetry_post", "unpacked_body", "batch_of", "telemetry_drain", "telemetry_ingest", "telemetry_reading_import", "telemetry_source_check", "telemetry_source_save",
     "telemetry_poll", "telemetry_poller", "TELEMETRY_HISTORY", "MIN_INTERVAL_S",
 )
 
@@ -115,22 +116,22 @@ def _latest_snapshot(fabric: Fabric) -> Snapshot:
 # -- posted counters: checked in the web process, turned into frames in the live worker ------------
 
 # Leave a batch in the slot (replacing any untaken one) and claim the drain if nobody holds it.
-# KEYS: slot, drain claim, batch counter, superseded counter; ARGV: body, claim seconds.
-# Returns {batch number, number of the batch it replaced or false, 1 if a drain must be queued,
-# batches superseded so far}.
+# KEYS: slot, drain claim, batch counter, superseded counter; ARGV: body, its content encoding,
+# claim seconds. Returns {batch number, number of the batch it replaced or false, 1 if a drain
+# must be queued, batches superseded so far}.
 _PUT = """
 local batch = redis.call('INCR', KEYS[3])
 local replaced = redis.call('HGET', KEYS[1], 'batch')
-redis.call('HSET', KEYS[1], 'batch', batch, 'body', ARGV[1])
-redis.call('EXPIRE', KEYS[1], ARGV[2])
+redis.call('HSET', KEYS[1], 'batch', batch, 'body', ARGV[1], 'encoding', ARGV[2])
+redis.call('EXPIRE', KEYS[1], ARGV[3])
 local superseded = replaced and redis.call('INCR', KEYS[4]) or tonumber(redis.call('GET', KEYS[4]) or '0')
-local claimed = redis.call('SET', KEYS[2], '1', 'NX', 'EX', ARGV[2])
+local claimed = redis.call('SET', KEYS[2], '1', 'NX', 'EX', ARGV[3])
 return {batch, replaced, claimed and 1 or 0, superseded}
 """
 # Take the slot's batch and renew the claim, or, the slot being empty, give the claim up.
-# KEYS: slot, drain claim; ARGV: claim seconds. Returns {batch, body} or false.
+# KEYS: slot, drain claim; ARGV: claim seconds. Returns {batch, body, encoding} or false.
 _TAKE = """
-local taken = redis.call('HMGET', KEYS[1], 'batch', 'body')
+local taken = redis.call('HMGET', KEYS[1], 'batch', 'body', 'encoding')
 if not taken[1] then
   redis.call('DEL', KEYS[2])
   return false
@@ -166,21 +167,22 @@ class TelemetrySlots:
 slots = TelemetrySlots()
 
 
-def telemetry_post(*, fabric: Fabric, samples) -> dict:
-    """Check a posted batch (a list of samples or an object of columns, docs/replay.md) and leave
-    it for the live worker; returns `{batch, superseded, superseded_total}`: the batch's number
-    (frames carry the number of the batch they were made of), the number of the untaken batch it
-    replaced (None if the slot was empty), and how many batches of the fabric were replaced so far.
-    A malformed batch is refused here with its problems, and nothing is kept."""
+def telemetry_post(*, fabric: Fabric, samples, body: bytes, encoding: str = "") -> dict:
+    """Check a posted batch (`samples`: a list of samples or an object of columns, docs/replay.md,
+    parsed from `body`) and leave the body as it was sent (`encoding`: its Content-Encoding) for
+    the live worker: nothing is encoded again. Returns `{batch, superseded, superseded_total}`:
+    the batch's number (frames carry the number of the batch they were made of), the number of
+    the untaken batch it replaced (None if the slot was empty), and how many batches of the
+    fabric were replaced so far. A malformed batch is refused here with its problems, and
+    nothing is kept."""
     _latest_snapshot(fabric)
     try:
         check_batch(samples)
     except TelemetryError as error:
         raise ApplicationError(str(error), extra={"problems": list(error.problems)}) from error
-    body = json.dumps(samples, separators=(",", ":"))
     put, _take = slots.scripts()
     try:
-        batch, replaced, claimed, superseded = put(keys=slots.keys(fabric), args=[body, DRAIN_CLAIM_S])
+        batch, replaced, claimed, superseded = put(keys=slots.keys(fabric), args=[body, encoding, DRAIN_CLAIM_S])
     except redis.RedisError as error:
         raise ServiceUnavailable(_("Telemetry cannot be taken now: Redis does not answer (%(error)s). Try again.") % {"error": error}) from error
     if claimed:
@@ -188,6 +190,37 @@ def telemetry_post(*, fabric: Fabric, samples) -> dict:
 
         queue_task(telemetry_drain_task, fabric.pk)
     return {"batch": int(batch), "superseded": int(replaced) if replaced else None, "superseded_total": int(superseded)}
+
+
+def unpacked_body(body: bytes, encoding: str) -> bytes:
+    """A telemetry post's body without its Content-Encoding (`gzip`, or none), at most
+    TWIN_TELEMETRY_MAX_BYTES once unpacked."""
+    limit = settings.TWIN_TELEMETRY_MAX_BYTES
+    if encoding.strip().lower() in ("", "identity"):
+        return body
+    if encoding.strip().lower() != "gzip":
+        raise UnsupportedEncoding(_("A telemetry post may be sent as it is or gzip-compressed (Content-Encoding: gzip), not %(encoding)s.") % {"encoding": encoding})
+    unpacker = zlib.decompressobj(wbits=31)  # gzip framing
+    try:
+        unpacked = unpacker.decompress(body, limit + 1)
+    except zlib.error as error:
+        raise ApplicationError(_("The body says Content-Encoding: gzip, but it is not gzip data (%(error)s).") % {"error": error}) from error
+    if len(unpacked) > limit or unpacker.unconsumed_tail:
+        raise PayloadTooLarge(
+            _("A telemetry post may be at most %(limit)s bytes (TWIN_TELEMETRY_MAX_BYTES) once unpacked; this one is larger. Post the ports in several batches.") % {"limit": limit}
+        )
+    if not unpacker.eof:
+        raise ApplicationError(_("The body says Content-Encoding: gzip, but the gzip data ends early."))
+    return unpacked
+
+
+def batch_of(data) -> list | dict:
+    """The batch of a parsed telemetry post: its `columns` (an object of lists), else its `samples` (a list)."""
+    body = data if isinstance(data, dict) else {}
+    samples = body.get("columns") if isinstance(body.get("columns"), dict) else body.get("samples")
+    if not isinstance(samples, list | dict):
+        raise ApplicationError(_("samples: Expected a list of samples, or columns: an object of lists."))
+    return samples
 
 
 def telemetry_drain(fabric_id: int) -> int:
@@ -204,9 +237,10 @@ def telemetry_drain(fabric_id: int) -> int:
         if not item:
             return taken
         taken += 1
-        batch, body = item
+        batch, body, encoding = item
         try:
-            telemetry_ingest(fabric=fabric, samples=json.loads(body), batch=int(batch))
+            samples = batch_of(json.loads(unpacked_body(body, (encoding or b"").decode())))
+            telemetry_ingest(fabric=fabric, samples=samples, batch=int(batch))
         except ApplicationError as error:
             log.warning("telemetry batch %s of fabric %s dropped: %s", batch, fabric_id, error.message)
 
