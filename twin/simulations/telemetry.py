@@ -45,7 +45,7 @@ from twin.fabrics.services import SourceFile, decode_text
 from twin.ingest import IngestError
 from twin.replay import TelemetryError, telemetry_frame
 from twin.replay.ibdiags import parse_reading, reading_samples
-from twin.replay.prometheus import PRESETS, PrometheusMapping, error_totals, prometheus_mapping, rates_frame
+from twin.replay.prometheus import PRESETS, PrometheusMapping, error_counters, error_totals, prometheus_mapping, rates_frame
 from twin.replay.telemetry import TelemetryIndex, check_batch
 
 from .models import TelemetrySource, TelemetryState
@@ -437,21 +437,25 @@ _labels_resolved: dict[int, tuple[tuple, dict]] = {}  # fabric -> ((snapshot, ge
 
 
 def telemetry_poll(source: TelemetrySource) -> dict:
-    """One poll: ask Prometheus for the rates and the error counters, push the frame, keep the
-    counters that changed for the diagnosis (as the POST endpoint's error readings); returns the
-    frame. Which port each label set names is resolved once per snapshot and configuration."""
+    """One poll: ask Prometheus for the rates (a query per reading) and the error counters (one
+    query for all), push the frame, keep the counters that changed for the diagnosis (as the POST
+    endpoint's error readings); returns the frame. Which port each label set names is resolved
+    once per snapshot and configuration."""
     snapshot = _latest_snapshot(source.fabric)
     index = telemetry_index(snapshot)
     checked = _mapping_of(source.preset, source.mapping)
     window = source.rate_window_s
     answers = {key: prometheus_get(source.url, "/api/v1/query", {"query": query}) for key, query in checked.queries(window).items()}
-    totals = {name: prometheus_get(source.url, "/api/v1/query", {"query": query}) for name, query in checked.totals_queries().items()}
+    errors_query = checked.errors_query(window)
+    errors_answer = prometheus_get(source.url, "/api/v1/query", {"query": errors_query}) if errors_query else None
     key = (snapshot.pk, source.generation)
     if _labels_resolved.get(source.fabric_id, (None,))[0] != key:
         _labels_resolved[source.fabric_id] = (key, {})
+    ports_of = _labels_resolved[source.fabric_id][1]
     try:
-        frame = rates_frame(index, checked, answers, window_s=window, ports_of=_labels_resolved[source.fabric_id][1])
-        errors = error_totals(index, checked, totals, ports_of=_labels_resolved[source.fabric_id][1])
+        counters = error_counters(index, checked, errors_answer, ports_of=ports_of)
+        frame = rates_frame(index, checked, answers, window_s=window, ports_of=ports_of, error_counters=counters)
+        errors = error_totals(index, counters)
     except TelemetryError as error:
         raise ApplicationError(str(error)) from error
     with transaction.atomic():
