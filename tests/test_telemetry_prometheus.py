@@ -138,7 +138,8 @@ def test_prometheus_error_counters_feed_the_diagnosis(prometheus, ib_fabric, cel
     wait_for(lambda: grown("link_downed") >= 2 and grown("symbol_errors") > 10, timeout_s=60, interval_s=0.5)
     readings = node02_link_readings()
     assert {entry["link"] for entry in readings} == {readings[0]["link"]}  # one link: node02's HCA cable
-    assert set(readings[0]["counters"]) == {"symbol_errors", "link_downed", "link_error_recovery", "port_rcv_errors", "port_xmit_discards"}
+    # Only the counters that are not zero come from Prometheus; those at rest at zero are read as zero.
+    assert set(readings[-1]["counters"]) == {"symbol_errors", "link_downed"}
     page = operator.get(diagnosis).content.decode()
     assert 'data-rule="link-flapping"' in page and 'data-rule="error-counters"' in page, page[-3000:]
     assert "symbol_errors" in page

@@ -16,9 +16,9 @@ each reading and how a series' labels name a port of the fabric:
   names the node's only link to a switch (a GPU's NVLink, not its PCIe links).
 
 A poll is one query per reading (``queries``: ``rate()`` of tx, rx, xmit_wait)
-and one for all the error counters (``errors_query``: their raw samples over
-the window, a range vector). ``error_counters`` reads the latter: each
-counter's value and growth over the window. ``rates_frame`` turns the answers
+and one for all the error counters that are not zero (``errors_query``).
+``error_counters`` reads the latter: each counter's value and its growth
+since the previous poll. ``rates_frame`` turns the answers
 (Prometheus ``vector`` results) and the counters that grew into the same frame
 as the POST endpoint's; ``error_totals`` turns the counters' values into the
 cumulative per-link readings the POST endpoint keeps for the diagnosis rules.
@@ -107,17 +107,16 @@ class PrometheusMapping:
             for key, spec in specs.items()
         }
 
-    def errors_query(self, window_s: int) -> str | None:
-        """One PromQL range selector for every error counter, ``{__name__=~"a|b",selector}[30s]``:
-        the raw samples of the window, each series keeping its metric name (``rate()`` would drop
-        it, and series of different counters would then clash). Its answer gives each counter's
-        current value (what the diagnosis rules read) and its growth over the window (what the
-        frame lists), where a query per counter and per kind took ten."""
+    def errors_query(self) -> str | None:
+        """One PromQL query for every error counter that is not zero,
+        ``{__name__=~"a|b",selector} > 0``: each series keeps its metric name (``rate()`` would
+        drop it, and the counters of one port would then clash), and a healthy fabric's zeros
+        stay in Prometheus. ``error_counters`` reads the answer."""
         metrics = sorted({spec.metric for spec in self.errors.values() if spec.type == "counter"})
         if not metrics:
             return None
         matchers = [f'__name__=~"{"|".join(metrics)}"', *([self.selector.rstrip(",")] if self.selector else [])]
-        return f"{{{','.join(matchers)}}}[{window_s}s]"
+        return f"{{{','.join(matchers)}}} > 0"
 
 
 def prometheus_mapping(plain: Any, *, preset: str | None = None) -> PrometheusMapping:
@@ -197,7 +196,7 @@ def rates_frame(
 ) -> Frame:  # fmt: skip
     """One frame from Prometheus' answers (``{"tx_bytes": <data of /api/v1/query>, ...}``, the
     keys of ``mapping.queries``) and the ``error_counters`` of the answer to ``errors_query``
-    (those that grew over the window are listed).
+    (those that grew since the previous poll are listed).
 
     ``ports_of`` caches which port each label set names (or why none): pass the same dict
     for every poll of one snapshot and the labels are resolved once. A series that names no
@@ -259,8 +258,8 @@ def rates_frame(
 def _errors(
     index: TelemetryIndex, mapping: PrometheusMapping, values: Mapping[str, tuple[np.ndarray, np.ndarray]], window_s: int, counters: Sequence[ErrorCounter]
 ) -> tuple[list[dict[str, Any]], int]:
-    """Error counters that grew over the window, per port: counters by their growth, gauges
-    (already rates) by rate x window."""
+    """Error counters that grew, per port: counters by their growth since the previous poll,
+    gauges (already rates) by rate x window."""
     grown: dict[int, dict[str, int]] = {}
     for counter in counters:
         if counter.growth > 0:
@@ -280,45 +279,46 @@ def _errors(
 
 @dataclass(frozen=True)
 class ErrorCounter:
-    """One error counter of one port over the rate window, from the answer to ``errors_query``."""
+    """One error counter of one port, from the answer to ``errors_query``."""
 
     name: str  # the mapping's name of the counter (symbol_errors)
     port: int
-    t: float  # of the last sample
-    value: float  # the last sample: the count so far
-    growth: float  # over the window, a reset counted from zero
+    t: float
+    value: float  # the count so far
+    growth: float  # since the previous poll (0 at the first); a lower count is a reset, counted from zero
 
 
-def error_counters(index: TelemetryIndex, mapping: PrometheusMapping, data: Any, *, ports_of: dict[tuple, int | str] | None = None) -> list[ErrorCounter]:
-    """The error counters of the answer to ``errors_query`` (a range vector: ``data`` of
-    /api/v1/query) on the ports their series name: each counter's last value and growth over the
-    window (a drop is a reset, the new value counting from zero, as Prometheus' ``increase()``
-    counts it). Series that name no port are left out (``rates_frame`` reports them);
-    ``ports_of`` is the cache ``rates_frame`` takes."""
+def error_counters(
+    index: TelemetryIndex, mapping: PrometheusMapping, data: Any, *, previous: dict[tuple[int, str], float], ports_of: dict[tuple, int | str] | None = None
+) -> list[ErrorCounter]:
+    """The error counters of the answer to ``errors_query`` (an instant vector: ``data`` of
+    /api/v1/query) on the ports their series name, with their growth since the counts in
+    ``previous`` ((port, name) -> count: pass the same dict every poll; it is updated). A counter
+    absent from the answer is zero. Series that name no port are left out (``rates_frame``
+    reports them); ``ports_of`` is the cache ``rates_frame`` takes."""
     ports_of = {} if ports_of is None else ports_of
-    if data is None:
-        return []
-    if not (isinstance(data, Mapping) and data.get("resultType") == "matrix" and isinstance(data.get("result"), list)):
-        raise TelemetryError("Prometheus' answer for the error counters is not a range vector", ['errors: expected {"resultType": "matrix", "result": [...]}'])
     names: dict[str, list[str]] = {}
     for name, spec in mapping.errors.items():
         if spec.type == "counter":
             names.setdefault(spec.metric, []).append(name)
+    labels, t, values = _vector(data, "errors")
     counters = []
-    try:
-        for item in data["result"]:
-            labels, values = item["metric"], item["values"]
-            label_set = tuple(pair for pair in labels.items() if pair[0] != "__name__")  # as rate()'s answers: one cache
-            port = ports_of.get(label_set)
-            if port is None:
-                port = ports_of[label_set] = _resolve(index, mapping, dict(label_set))
-            samples = [float(value) for _, value in values]  # a handful per window: plain Python beats numpy here
-            if not (isinstance(port, int) and samples and all(0 <= sample < math.inf for sample in samples)):
-                continue
-            growth = sum(after - before if after >= before else after for before, after in zip(samples, samples[1:]))
-            counters += [ErrorCounter(name, port, float(values[-1][0]), samples[-1], growth) for name in names.get(labels.get("__name__", ""), ())]
-    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as error:
-        raise TelemetryError("Prometheus' answer for the error counters has a malformed series", [f'errors: {error}; expected {{"metric": {{...}}, "values": [[<time>, "<number>"], ...]}}']) from error
+    for label_set, moment, value in zip(labels, t.tolist(), values.tolist()):
+        metric = dict(label_set).get("__name__", "")
+        label_set = tuple(pair for pair in label_set if pair[0] != "__name__")  # as rate()'s answers: one cache
+        port = ports_of.get(label_set)
+        if port is None:
+            port = ports_of[label_set] = _resolve(index, mapping, dict(label_set))
+        if not (isinstance(port, int) and 0 <= value < math.inf):
+            continue
+        for name in names.get(metric, ()):
+            before = previous.get((port, name))
+            growth = 0.0 if before is None else value - before if value >= before else value
+            previous[(port, name)] = value
+            counters.append(ErrorCounter(name, port, moment, value, growth))
+    seen = {(counter.port, counter.name) for counter in counters}
+    for key in [key for key in previous if key not in seen]:  # back to zero (reset), or gone
+        del previous[key]
     return counters
 
 

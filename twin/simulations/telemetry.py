@@ -433,27 +433,29 @@ def _start_poller(fabric_id: int, generation: int) -> None:
     telemetry_poll_task.apply_async(args=[fabric_id, generation])
 
 
-_labels_resolved: dict[int, tuple[tuple, dict]] = {}  # fabric -> ((snapshot, generation), label set -> port)
+# fabric -> ((snapshot, generation), label set -> port, (port, error counter) -> count at the last poll)
+_polled: dict[int, tuple[tuple, dict, dict]] = {}
 
 
 def telemetry_poll(source: TelemetrySource) -> dict:
     """One poll: ask Prometheus for the rates (a query per reading) and the error counters (one
     query for all), push the frame, keep the counters that changed for the diagnosis (as the POST
     endpoint's error readings); returns the frame. Which port each label set names is resolved
-    once per snapshot and configuration."""
+    once per snapshot and configuration; the error counts of the last poll are kept in this
+    process to list what grew since (none at a chain's first poll in a process)."""
     snapshot = _latest_snapshot(source.fabric)
     index = telemetry_index(snapshot)
     checked = _mapping_of(source.preset, source.mapping)
     window = source.rate_window_s
     answers = {key: prometheus_get(source.url, "/api/v1/query", {"query": query}) for key, query in checked.queries(window).items()}
-    errors_query = checked.errors_query(window)
+    errors_query = checked.errors_query()
     errors_answer = prometheus_get(source.url, "/api/v1/query", {"query": errors_query}) if errors_query else None
     key = (snapshot.pk, source.generation)
-    if _labels_resolved.get(source.fabric_id, (None,))[0] != key:
-        _labels_resolved[source.fabric_id] = (key, {})
-    ports_of = _labels_resolved[source.fabric_id][1]
+    if _polled.get(source.fabric_id, (None,))[0] != key:
+        _polled[source.fabric_id] = (key, {}, {})
+    _key, ports_of, error_counts = _polled[source.fabric_id]
     try:
-        counters = error_counters(index, checked, errors_answer, ports_of=ports_of)
+        counters = error_counters(index, checked, errors_answer, previous=error_counts, ports_of=ports_of)
         frame = rates_frame(index, checked, answers, window_s=window, ports_of=ports_of, error_counters=counters)
         errors = error_totals(index, counters)
     except TelemetryError as error:
