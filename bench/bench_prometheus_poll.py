@@ -29,21 +29,19 @@ import os
 import statistics
 import sys
 import tempfile
-import threading
 import time
 import urllib.parse
 import urllib.request
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest  # noqa: E402
+from prometheus_client.exposition import generate_latest  # noqa: E402
 from prometheus_client.metrics_core import Metric  # noqa: E402
 from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
 
-from tests.prometheus_stack import NODE_EXPORTER_TEXT, PROMETHEUS, free_port, run_prometheus  # noqa: E402
+from tests.prometheus_stack import NODE_EXPORTER_TEXT, PROMETHEUS, run_prometheus, serve_hosts  # noqa: E402
 from twin.replay.prometheus import PRESETS, error_counters, error_totals, prometheus_mapping, rates_frame  # noqa: E402
 from twin.replay.telemetry import TelemetryIndex  # noqa: E402
 from twin.simcore.generate import fat_tree  # noqa: E402
@@ -67,27 +65,6 @@ def exposition(ends: list[tuple[str, str]], metrics: set[str], errors: set[str],
                 yield moved
 
     return generate_latest(Registry())
-
-
-def serve(texts: dict[str, bytes]) -> ThreadingHTTPServer:
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802
-            body = texts.get(self.path.strip("/").split("/")[0])
-            if body is None:
-                self.send_error(404)
-                return
-            self.send_response(200)
-            self.send_header("Content-Type", CONTENT_TYPE_LATEST)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", free_port()), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
 
 
 def prometheus_cpu_s() -> float:
@@ -139,9 +116,8 @@ def main() -> None:
     print(f"{len(ends):,} ports x {len(metrics)} metrics = {len(ends) * len(metrics):,} series in {chosen.targets} targets, {sum(map(len, texts.values())) / 1e6:.1f} MB a scrape"
           f" every {chosen.scrape_interval} s; rate window {window} s; error counters not zero on {chosen.erring:.0%} of the ports")  # fmt: skip
 
-    exporter = serve(texts)
-    with tempfile.TemporaryDirectory(prefix="twin-bench-prometheus-") as directory:
-        with run_prometheus(Path(directory), exporter.server_address[1], hosts, scrape_interval=f"{chosen.scrape_interval}s") as url:
+    with tempfile.TemporaryDirectory(prefix="twin-bench-prometheus-") as directory, serve_hosts(texts.get) as exporter_port:
+        with run_prometheus(Path(directory), exporter_port, hosts, scrape_interval=f"{chosen.scrape_interval}s") as url:
             settle = time.monotonic() + 300
             while time.monotonic() < settle:  # two scrapes of every target in the window
                 data, _ = query(url, f"count(count_over_time({preset['tx_bytes']}[{window}s]) >= 2)")
@@ -167,7 +143,6 @@ def main() -> None:
                         assert frame["telemetry"]["unknown_ports"] == 0 and totals
                     figures[way].append({"queries": len(promql), "wall_s": wall_s, "query_cpu_s": query_cpu_s, "frame_cpu_s": time.process_time() - frame_cpu,
                                          "prometheus_s": prometheus_s, "bytes": sum(size for _, size in answers), "load": load})  # fmt: skip
-    exporter.shutdown()
     for way, polls in figures.items():
         median = {key: statistics.median(poll[key] for poll in polls[1:] or polls) for key in polls[0]}
         frame = f", frame and error totals {median['frame_cpu_s'] * 1e3:.0f} ms CPU" if way == "now" else ""

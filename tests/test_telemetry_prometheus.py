@@ -51,7 +51,7 @@ def prometheus(tmp_path_factory):
         },
     }
     hosts = RecordedHosts(NODE_EXPORTER_TEXT.read_text(), rates)
-    with serve_hosts(hosts) as exporter_port, run_prometheus(tmp_path_factory.mktemp("prometheus"), exporter_port, HOSTS, scrape_interval="250ms") as url:
+    with serve_hosts(hosts.metrics_text) as exporter_port, run_prometheus(tmp_path_factory.mktemp("prometheus"), exporter_port, HOSTS, scrape_interval="250ms") as url:
         query = urllib.parse.urlencode({"query": f"rate(node_infiniband_port_data_transmitted_bytes_total[{WINDOW_S}s])"})
         wait_for(lambda: len(json.load(urllib.request.urlopen(f"{url}/api/v1/query?{query}"))["data"]["result"]) == 2 * len(HOSTS), timeout_s=60, interval_s=0.2)
         yield {"url": url, "exporter": f"http://127.0.0.1:{exporter_port}"}
