@@ -51,10 +51,13 @@ def test_an_untaken_batch_is_superseded_by_the_newer_one(operator_client, small_
         state = TelemetryState.objects.get(fabric_id=small_snapshot.fabric_id)
         assert state.seq == 1 and state.frame["batch"] == third["batch"]
         assert state.frame["telemetry"]["samples"] == 4 and state.frame["telemetry"]["first_samples"] == 4
-        # The slot is empty and the drain gave up its claim: the next post queues a new one.
+        # The slot is empty: the next post is taken by the drain waiting for it, or queues a new one.
         fourth = operator_client.post(telemetry_url(small_snapshot), columns(small_snapshot, 1010.0, 10 * 10**9), content_type="application/json").json()
         assert fourth["superseded"] is None
         wait_for(lambda: TelemetryState.objects.get(fabric_id=small_snapshot.fabric_id).seq == 2, timeout_s=30)
+        # No more posts: the drain stops waiting after its slice and gives up its claim.
+        claim = slots.keys(small_snapshot.fabric)[1]
+        wait_for(lambda: not slots.client.exists(claim), timeout_s=30)
     frame = TelemetryState.objects.get(fabric_id=small_snapshot.fabric_id).frame
     assert frame["batch"] == fourth["batch"] and frame["telemetry"]["links_measured"] == 4
 

@@ -6,10 +6,11 @@ Where posted counters are turned into frames: in the live worker. The web proces
 post (its size, its shape, who sends it) and leaves the batch in the fabric's slot in Redis,
 which holds the newest batch not yet taken: a newer post replaces it (the older one is
 superseded, not queued; counters are cumulative, so the newer batch's deltas span the gap) and
-the answer says so. The first post into an empty slot queues a drain task (`telemetry_drain`),
-which takes batches until the slot is empty; taking and finding the slot empty are one atomic
-step with giving up the drain, so a batch is never left without a drain to take it. The port
-index of a snapshot is built in the worker, never in a request.
+the answer says so. A post that finds no drain claimed queues a drain task (`telemetry_drain`),
+which takes batches until the slot is empty, waiting a moment for the next one during a short
+slice (posts wake it); taking and finding the slot empty are one atomic step with giving up the
+drain, so a batch is never left without a drain to take it. The port index of a snapshot is
+built in the worker, never in a request.
 
 Where polling runs: in a Celery worker, one task chain per fabric source (`telemetry_poller`).
 The web processes only serve pages and websockets; a poll (HTTP queries plus the frame) is CPU
@@ -62,6 +63,11 @@ TELEMETRY_HISTORY = 5000  # error-counter changes kept per fabric for the diagno
 # A drain that died (its worker killed) gives up its claim after this long; the next post queues
 # another. Also how long an untaken batch waits in its slot.
 DRAIN_CLAIM_S = 30
+# A drain waits up to DRAIN_WAIT_S at a time for the next batch (a collector posting at 1 Hz or
+# faster finds it there), for DRAIN_SLICE_S at most: then it gives up once the slot is empty, so
+# it holds a live-worker thread no longer than a poller's slice.
+DRAIN_WAIT_S = 1.0
+DRAIN_SLICE_S = 2.0
 PROMETHEUS_TIMEOUT_S = 5.0
 POLL_SLICE_S = 2.0  # a poller polls this long, then queues its successor
 MIN_INTERVAL_S = 0.1
@@ -115,10 +121,11 @@ def _latest_snapshot(fabric: Fabric) -> Snapshot:
 
 # -- posted counters: checked in the web process, turned into frames in the live worker ------------
 
-# Leave a batch in the slot (replacing any untaken one) and claim the drain if nobody holds it.
-# KEYS: slot, drain claim, batch counter, superseded counter; ARGV: body, its content encoding,
-# claim seconds. Returns {batch number, number of the batch it replaced or false, 1 if a drain
-# must be queued, batches superseded so far}.
+# Leave a batch in the slot (replacing any untaken one), claim the drain if nobody holds it, and
+# wake a drain that waits for the next batch.
+# KEYS: slot, drain claim, batch counter, superseded counter, wake-up list; ARGV: body, its
+# content encoding, claim seconds. Returns {batch number, number of the batch it replaced or
+# false, 1 if a drain must be queued, batches superseded so far}.
 _PUT = """
 local batch = redis.call('INCR', KEYS[3])
 local replaced = redis.call('HGET', KEYS[1], 'batch')
@@ -126,14 +133,21 @@ redis.call('HSET', KEYS[1], 'batch', batch, 'body', ARGV[1], 'encoding', ARGV[2]
 redis.call('EXPIRE', KEYS[1], ARGV[3])
 local superseded = replaced and redis.call('INCR', KEYS[4]) or tonumber(redis.call('GET', KEYS[4]) or '0')
 local claimed = redis.call('SET', KEYS[2], '1', 'NX', 'EX', ARGV[3])
+redis.call('LPUSH', KEYS[5], batch)
+redis.call('LTRIM', KEYS[5], 0, 0)
+redis.call('EXPIRE', KEYS[5], ARGV[3])
 return {batch, replaced, claimed and 1 or 0, superseded}
 """
-# Take the slot's batch and renew the claim, or, the slot being empty, give the claim up.
-# KEYS: slot, drain claim; ARGV: claim seconds. Returns {batch, body, encoding} or false.
+# Take the slot's batch and renew the claim, or, the slot being empty, give the claim up if
+# ARGV[2] is "release" (else keep it: the drain waits for the next batch).
+# KEYS: slot, drain claim; ARGV: claim seconds, "release" or "keep". Returns {batch, body,
+# encoding} or false.
 _TAKE = """
 local taken = redis.call('HMGET', KEYS[1], 'batch', 'body', 'encoding')
 if not taken[1] then
-  redis.call('DEL', KEYS[2])
+  if ARGV[2] == 'release' then
+    redis.call('DEL', KEYS[2])
+  end
   return false
 end
 redis.call('DEL', KEYS[1])
@@ -161,7 +175,7 @@ class TelemetrySlots:
         # With the fabric's creation time: a fabric deleted and made again under the same id
         # (SQLite reuses ids) starts with slots of its own.
         owner = f"{fabric.pk}.{fabric.created_at.timestamp():.6f}"
-        return [f"twin:telemetry:{owner}:{name}" for name in ("slot", "drain", "batches", "superseded")]
+        return [f"twin:telemetry:{owner}:{name}" for name in ("slot", "drain", "batches", "superseded", "wake")]
 
 
 slots = TelemetrySlots()
@@ -225,15 +239,24 @@ def batch_of(data) -> list | dict:
 
 def telemetry_drain(fabric_id: int) -> int:
     """Turn the fabric's posted batches into frames until its slot is empty (the live worker);
-    returns how many it took. A batch that cannot be used (the snapshot gone meanwhile) is
-    logged and dropped; a fabric deleted meanwhile leaves its slot to expire."""
+    returns how many it took. A collector posts on a schedule, so an empty slot is waited on for
+    a moment (woken by the next post) during a short slice: batches in that slice need no task
+    each. After the slice, taking the last batch and giving up the drain are one step. A batch
+    that cannot be used (the snapshot gone meanwhile) is logged and dropped; a fabric deleted
+    meanwhile leaves its slot to expire."""
     fabric = Fabric.objects.filter(pk=fabric_id).first()
     if fabric is None:
         return 0
     _put, take = slots.scripts()
+    slot, claim, *_counters, wake = slots.keys(fabric)
+    waits_until = time.monotonic() + DRAIN_SLICE_S
     taken = 0
     while True:
-        item = take(keys=slots.keys(fabric)[:2], args=[DRAIN_CLAIM_S])
+        item = take(keys=[slot, claim], args=[DRAIN_CLAIM_S, "keep"])
+        if not item and time.monotonic() < waits_until:
+            slots.client.blpop([wake], timeout=DRAIN_WAIT_S)
+            continue
+        item = item or take(keys=[slot, claim], args=[DRAIN_CLAIM_S, "release"])
         if not item:
             return taken
         taken += 1
