@@ -13,7 +13,7 @@ import subprocess
 import threading
 import time
 import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -55,16 +55,21 @@ class RecordedHosts:
 
         return Host()
 
+    def metrics_text(self, host: str) -> bytes:
+        return generate_latest(self.collect_for(host))
+
 
 @contextlib.contextmanager
-def serve_hosts(hosts: RecordedHosts) -> Iterator[int]:
+def serve_hosts(metrics_of: Callable[[str], bytes | None]) -> Iterator[int]:
+    """Serve `metrics_of(host)` (exposition text, None: no such host) at /<host>/metrics; yields the port."""
+
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self):  # noqa: N802
             parts = self.path.strip("/").split("/")
-            if len(parts) != 2 or parts[1] != "metrics":
+            body = metrics_of(parts[0]) if len(parts) == 2 and parts[1] == "metrics" else None
+            if body is None:
                 self.send_error(404)
                 return
-            body = generate_latest(hosts.collect_for(parts[0]))
             self.send_response(200)
             self.send_header("Content-Type", CONTENT_TYPE_LATEST)
             self.send_header("Content-Length", str(len(body)))

@@ -51,7 +51,7 @@ def prometheus(tmp_path_factory):
         },
     }
     hosts = RecordedHosts(NODE_EXPORTER_TEXT.read_text(), rates)
-    with serve_hosts(hosts) as exporter_port, run_prometheus(tmp_path_factory.mktemp("prometheus"), exporter_port, HOSTS, scrape_interval="250ms") as url:
+    with serve_hosts(hosts.metrics_text) as exporter_port, run_prometheus(tmp_path_factory.mktemp("prometheus"), exporter_port, HOSTS, scrape_interval="250ms") as url:
         query = urllib.parse.urlencode({"query": f"rate(node_infiniband_port_data_transmitted_bytes_total[{WINDOW_S}s])"})
         wait_for(lambda: len(json.load(urllib.request.urlopen(f"{url}/api/v1/query?{query}"))["data"]["result"]) == 2 * len(HOSTS), timeout_s=60, interval_s=0.2)
         yield {"url": url, "exporter": f"http://127.0.0.1:{exporter_port}"}
@@ -138,7 +138,8 @@ def test_prometheus_error_counters_feed_the_diagnosis(prometheus, ib_fabric, cel
     wait_for(lambda: grown("link_downed") >= 2 and grown("symbol_errors") > 10, timeout_s=60, interval_s=0.5)
     readings = node02_link_readings()
     assert {entry["link"] for entry in readings} == {readings[0]["link"]}  # one link: node02's HCA cable
-    assert set(readings[0]["counters"]) == {"symbol_errors", "link_downed", "link_error_recovery", "port_rcv_errors", "port_xmit_discards"}
+    # Only the counters that are not zero come from Prometheus; those at rest at zero are read as zero.
+    assert set(readings[-1]["counters"]) == {"symbol_errors", "link_downed"}
     page = operator.get(diagnosis).content.decode()
     assert 'data-rule="link-flapping"' in page and 'data-rule="error-counters"' in page, page[-3000:]
     assert "symbol_errors" in page

@@ -1,6 +1,6 @@
 """Errors the services raise for the edges (views, API, commands) to report to the user."""
 
-__all__ = ("ApplicationError", "PayloadTooLarge", "ServiceUnavailable")
+__all__ = ("ApplicationError", "PayloadTooLarge", "ServiceUnavailable", "UnsupportedEncoding")
 
 
 class ApplicationError(Exception):
@@ -24,3 +24,9 @@ class PayloadTooLarge(ApplicationError):
     """A body over the limit of what it is sent to; nothing of it was used."""
 
     status_code = 413
+
+
+class UnsupportedEncoding(ApplicationError):
+    """A body sent in a content encoding the endpoint does not read; nothing of it was used."""
+
+    status_code = 415

@@ -14,6 +14,7 @@ lower first, then the domain.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from scipy import sparse
@@ -80,6 +81,12 @@ class FabricLayout:
             # Arc l (l < L) leaves a and enters b: its in and out memberships are the link's two ends.
             switch_links=sparse.csr_array((switch_in[:link_count] + switch_out[:link_count]).T),
         )
+
+    @cached_property
+    def switch_capacity(self) -> tuple[np.ndarray, np.ndarray]:
+        """Bytes/s of the arcs entering and of those leaving each switch (a frame's switch loads
+        divide by them; computed once per layout, not per frame)."""
+        return self.arc_capacity @ self.switch_in, self.arc_capacity @ self.switch_out
 
     @property
     def arc_count(self) -> int:

@@ -15,11 +15,14 @@ each reading and how a series' labels name a port of the fabric:
   descriptions (case-insensitive) after the ``nodes`` table; an empty port
   names the node's only link to a switch (a GPU's NVLink, not its PCIe links).
 
-``rates_frame`` turns the answers (Prometheus ``vector`` results, one per
-query) into the same frame as the POST endpoint's. ``error_totals`` turns the
-answers of ``totals_queries`` (the error counters themselves, not their rate)
-into the cumulative per-link readings the POST endpoint keeps for the
-diagnosis rules. It is plain Python and numpy: the web layer does the HTTP.
+A poll is one query per reading (``queries``: ``rate()`` of tx, rx, xmit_wait)
+and one for all the error counters that are not zero (``errors_query``).
+``error_counters`` reads the latter: each counter's value and its growth
+since the previous poll. ``rates_frame`` turns the answers
+(Prometheus ``vector`` results) and the counters that grew into the same frame
+as the POST endpoint's; ``error_totals`` turns the counters' values into the
+cumulative per-link readings the POST endpoint keeps for the diagnosis rules.
+It is plain Python and numpy: the web layer does the HTTP.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from __future__ import annotations
 import math
 import re
 import string
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,7 +39,7 @@ import numpy as np
 from twin.replay.encoding import Frame
 from twin.replay.telemetry import DEFAULT_XMIT_WAIT_BYTES, TelemetryError, TelemetryIndex, measured_frame
 
-__all__ = ["PRESETS", "MetricSpec", "PrometheusMapping", "error_totals", "prometheus_mapping", "rates_frame"]
+__all__ = ["PRESETS", "ErrorCounter", "MetricSpec", "PrometheusMapping", "error_counters", "error_totals", "prometheus_mapping", "rates_frame"]
 
 _LISTED = 20
 _READINGS = ("tx_bytes", "rx_bytes", "xmit_wait")
@@ -95,20 +98,25 @@ class PrometheusMapping:
     xmit_wait_bytes: float = DEFAULT_XMIT_WAIT_BYTES
 
     def queries(self, window_s: int) -> dict[str, str]:
-        """PromQL per reading (``tx_bytes``, ``errors.symbol_errors``, ...)."""
-        specs = {**self.readings, **{f"errors.{name}": spec for name, spec in self.errors.items()}}
+        """PromQL per reading (``tx_bytes``, ...; an error counter given as a gauge, already a
+        rate: ``errors.<name>``). The error counters come in one query, ``errors_query``."""
+        specs = {**self.readings, **{f"errors.{name}": spec for name, spec in self.errors.items() if spec.type == "gauge"}}
         selector = f"{{{self.selector}}}" if self.selector else ""
         return {
             key: f"rate({spec.metric}{selector}[{window_s}s])" if spec.type == "counter" else f"{spec.metric}{selector}"
             for key, spec in specs.items()
         }
 
-    def totals_queries(self) -> dict[str, str]:
-        """PromQL of each error counter's current value (``symbol_errors``, ...): the cumulative
-        counts the diagnosis rules read, as a collector would post them. A gauge (already a
-        rate) has no total."""
-        selector = f"{{{self.selector}}}" if self.selector else ""
-        return {name: f"{spec.metric}{selector}" for name, spec in self.errors.items() if spec.type == "counter"}
+    def errors_query(self) -> str | None:
+        """One PromQL query for every error counter that is not zero,
+        ``{__name__=~"a|b",selector} > 0``: each series keeps its metric name (``rate()`` would
+        drop it, and the counters of one port would then clash), and a healthy fabric's zeros
+        stay in Prometheus. ``error_counters`` reads the answer."""
+        metrics = sorted({spec.metric for spec in self.errors.values() if spec.type == "counter"})
+        if not metrics:
+            return None
+        matchers = [f'__name__=~"{"|".join(metrics)}"', *([self.selector.rstrip(",")] if self.selector else [])]
+        return f"{{{','.join(matchers)}}} > 0"
 
 
 def prometheus_mapping(plain: Any, *, preset: str | None = None) -> PrometheusMapping:
@@ -183,10 +191,12 @@ def _template(value: Any, where: str, problems: list[str], *, required: bool) ->
 
 
 def rates_frame(
-    index: TelemetryIndex, mapping: PrometheusMapping, answers: Mapping[str, Any], *, window_s: int, ports_of: dict[tuple, int | str] | None = None
-) -> Frame:
+    index: TelemetryIndex, mapping: PrometheusMapping, answers: Mapping[str, Any], *, window_s: int,
+    ports_of: dict[tuple, int | str] | None = None, error_counters: Sequence[ErrorCounter] = (),
+) -> Frame:  # fmt: skip
     """One frame from Prometheus' answers (``{"tx_bytes": <data of /api/v1/query>, ...}``, the
-    keys of ``mapping.queries``).
+    keys of ``mapping.queries``) and the ``error_counters`` of the answer to ``errors_query``
+    (those that grew since the previous poll are listed).
 
     ``ports_of`` caches which port each label set names (or why none): pass the same dict
     for every poll of one snapshot and the labels are resolved once. A series that names no
@@ -225,7 +235,7 @@ def rates_frame(
     lost = np.nan_to_num(per_port("xmit_wait")) * mapping.xmit_wait_bytes / capacity
     tx_congestion = tx + lost
     carried = float(np.nansum(per_port("tx_bytes")) + np.nansum(per_port("rx_bytes"))) * window_s
-    errors, error_ports = _errors(index, mapping, values, window_s)
+    errors, error_ports = _errors(index, mapping, values, window_s, error_counters)
     t_start, t_end = (t_end - window_s, t_end) if math.isfinite(t_end) else (0.0, 0.0)
     report = {
         "source": "prometheus",
@@ -245,10 +255,18 @@ def rates_frame(
     )  # fmt: skip
 
 
-def _errors(index: TelemetryIndex, mapping: PrometheusMapping, values: Mapping[str, tuple[np.ndarray, np.ndarray]], window_s: int) -> tuple[list[dict[str, Any]], int]:
-    """Error counters that grew over the window, per port (rate x window)."""
+def _errors(
+    index: TelemetryIndex, mapping: PrometheusMapping, values: Mapping[str, tuple[np.ndarray, np.ndarray]], window_s: int, counters: Sequence[ErrorCounter]
+) -> tuple[list[dict[str, Any]], int]:
+    """Error counters that grew, per port: counters by their growth since the previous poll,
+    gauges (already rates) by rate x window."""
     grown: dict[int, dict[str, int]] = {}
-    for name in mapping.errors:
+    for counter in counters:
+        if counter.growth > 0:
+            grown.setdefault(counter.port, {})[counter.name] = max(1, round(counter.growth))
+    for name, spec in mapping.errors.items():
+        if spec.type != "gauge":
+            continue
         ports, rates = values.get(f"errors.{name}", (np.zeros(0, dtype=np.int64), np.zeros(0)))
         for port, rate in zip(ports[rates > 0].tolist(), rates[rates > 0].tolist()):
             grown.setdefault(port, {})[name] = max(1, round(rate * window_s))
@@ -259,26 +277,61 @@ def _errors(index: TelemetryIndex, mapping: PrometheusMapping, values: Mapping[s
     return listed, len(grown)
 
 
-def error_totals(index: TelemetryIndex, mapping: PrometheusMapping, answers: Mapping[str, Any], *, ports_of: dict[tuple, int | str] | None = None) -> list[dict[str, Any]]:
-    """The error counters of each link, from the answers of ``mapping.totals_queries()``
-    (``{"symbol_errors": <data of /api/v1/query>, ...}``): ``[{"t_s", "link", "counters": {name:
-    count}}]``, the shape of the POST endpoint's error readings. A link's count is the sum over
-    the ends that report it (both ends see the errors of one cable); series that name no port
-    are left out (``rates_frame`` reports them)."""
+@dataclass(frozen=True)
+class ErrorCounter:
+    """One error counter of one port, from the answer to ``errors_query``."""
+
+    name: str  # the mapping's name of the counter (symbol_errors)
+    port: int
+    t: float
+    value: float  # the count so far
+    growth: float  # since the previous poll (0 at the first); a lower count is a reset, counted from zero
+
+
+def error_counters(
+    index: TelemetryIndex, mapping: PrometheusMapping, data: Any, *, previous: dict[tuple[int, str], float], ports_of: dict[tuple, int | str] | None = None
+) -> list[ErrorCounter]:
+    """The error counters of the answer to ``errors_query`` (an instant vector: ``data`` of
+    /api/v1/query) on the ports their series name, with their growth since the counts in
+    ``previous`` ((port, name) -> count: pass the same dict every poll; it is updated). A counter
+    absent from the answer is zero. Series that name no port are left out (``rates_frame``
+    reports them); ``ports_of`` is the cache ``rates_frame`` takes."""
     ports_of = {} if ports_of is None else ports_of
+    names: dict[str, list[str]] = {}
+    for name, spec in mapping.errors.items():
+        if spec.type == "counter":
+            names.setdefault(spec.metric, []).append(name)
+    labels, t, values = _vector(data, "errors")
+    counters = []
+    for label_set, moment, value in zip(labels, t.tolist(), values.tolist()):
+        metric = dict(label_set).get("__name__", "")
+        label_set = tuple(pair for pair in label_set if pair[0] != "__name__")  # as rate()'s answers: one cache
+        port = ports_of.get(label_set)
+        if port is None:
+            port = ports_of[label_set] = _resolve(index, mapping, dict(label_set))
+        if not (isinstance(port, int) and 0 <= value < math.inf):
+            continue
+        for name in names.get(metric, ()):
+            before = previous.get((port, name))
+            growth = 0.0 if before is None else value - before if value >= before else value
+            previous[(port, name)] = value
+            counters.append(ErrorCounter(name, port, moment, value, growth))
+    seen = {(counter.port, counter.name) for counter in counters}
+    for key in [key for key in previous if key not in seen]:  # back to zero (reset), or gone
+        del previous[key]
+    return counters
+
+
+def error_totals(index: TelemetryIndex, counters: Sequence[ErrorCounter]) -> list[dict[str, Any]]:
+    """The error counters of each link (``error_counters``): ``[{"t_s", "link", "counters": {name:
+    count}}]``, the shape of the POST endpoint's error readings. A link's count is the sum over
+    the ends that report it (both ends see the errors of one cable)."""
     counts: dict[int, dict[str, float]] = {}
     times: dict[int, float] = {}
-    for name in mapping.totals_queries():
-        labels, t, readings = _vector(answers.get(name), name)
-        for label_set, moment, value in zip(labels, t.tolist(), readings.tolist()):
-            label_set = tuple(item for item in label_set if item[0] != "__name__")  # the rate() answers' label sets: one cache
-            port = ports_of.get(label_set)
-            if port is None:
-                port = ports_of[label_set] = _resolve(index, mapping, dict(label_set))
-            if isinstance(port, int) and math.isfinite(value) and value >= 0:
-                link = index.link(port)
-                counts.setdefault(link, {})[name] = counts.get(link, {}).get(name, 0.0) + value
-                times[link] = max(times.get(link, -math.inf), moment)
+    for counter in counters:
+        link = index.link(counter.port)
+        counts.setdefault(link, {})[counter.name] = counts.get(link, {}).get(counter.name, 0.0) + counter.value
+        times[link] = max(times.get(link, -math.inf), counter.t)
     return [{"t_s": times[link], "link": link, "counters": {name: int(value) for name, value in sorted(counts[link].items())}} for link in sorted(counts)]
 
 

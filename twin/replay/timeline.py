@@ -320,8 +320,7 @@ class FrameBuilder:
         self.switch_load = np.zeros((count, 3, switches), dtype=np.uint8)
         self.top: list[tuple[dict[str, Any], ...]] = [()] * count
         self.totals = {name: np.zeros(count) for name in _TOTALS}
-        self.in_capacity = layout.arc_capacity @ layout.switch_in
-        self.out_capacity = layout.arc_capacity @ layout.switch_out
+        self.in_capacity, self.out_capacity = layout.switch_capacity
         lengths = np.diff(layout.switch_links.indptr)
         self.switch_has_links = lengths > 0
         self.switch_starts = layout.switch_links.indptr[:-1][self.switch_has_links]

@@ -6,10 +6,11 @@ Where posted counters are turned into frames: in the live worker. The web proces
 post (its size, its shape, who sends it) and leaves the batch in the fabric's slot in Redis,
 which holds the newest batch not yet taken: a newer post replaces it (the older one is
 superseded, not queued; counters are cumulative, so the newer batch's deltas span the gap) and
-the answer says so. The first post into an empty slot queues a drain task (`telemetry_drain`),
-which takes batches until the slot is empty; taking and finding the slot empty are one atomic
-step with giving up the drain, so a batch is never left without a drain to take it. The port
-index of a snapshot is built in the worker, never in a request.
+the answer says so. A post that finds no drain claimed queues a drain task (`telemetry_drain`),
+which takes batches until the slot is empty, waiting a moment for the next one during a short
+slice (posts wake it); taking and finding the slot empty are one atomic step with giving up the
+drain, so a batch is never left without a drain to take it. The port index of a snapshot is
+built in the worker, never in a request.
 
 Where polling runs: in a Celery worker, one task chain per fabric source (`telemetry_poller`).
 The web processes only serve pages and websockets; a poll (HTTP queries plus the frame) is CPU
@@ -28,6 +29,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+import zlib
 from datetime import datetime, timezone as dt_timezone
 
 import redis
@@ -36,7 +38,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from twin.common.errors import ApplicationError, ServiceUnavailable
+from twin.common.errors import ApplicationError, PayloadTooLarge, ServiceUnavailable, UnsupportedEncoding
 from twin.fabrics.models import Fabric, Snapshot, SnapshotRole
 from twin.fabrics.selectors import snapshot_spec_cached
 from twin.runs.services import queue_task
@@ -44,14 +46,14 @@ from twin.fabrics.services import SourceFile, decode_text
 from twin.ingest import IngestError
 from twin.replay import TelemetryError, telemetry_frame
 from twin.replay.ibdiags import parse_reading, reading_samples
-from twin.replay.prometheus import PRESETS, PrometheusMapping, error_totals, prometheus_mapping, rates_frame
+from twin.replay.prometheus import PRESETS, PrometheusMapping, error_counters, error_totals, prometheus_mapping, rates_frame
 from twin.replay.telemetry import TelemetryIndex, check_batch
 
 from .models import TelemetrySource, TelemetryState
 from .replays import send_fabric_telemetry
 
 __all__ = (
-    "telemetry_index", "telemetry_index_warm", "snapshot_stored", "telemetry_post", "telemetry_drain", "telemetry_ingest", "telemetry_reading_import", "telemetry_source_check", "telemetry_source_save",
+    "telemetry_index", "telemetry_index_warm", "snapshot_stored", "telemetry_post", "unpacked_body", "batch_of", "telemetry_drain", "telemetry_ingest", "telemetry_reading_import", "telemetry_source_check", "telemetry_source_save",
     "telemetry_poll", "telemetry_poller", "TELEMETRY_HISTORY", "MIN_INTERVAL_S",
 )
 
@@ -61,6 +63,11 @@ TELEMETRY_HISTORY = 5000  # error-counter changes kept per fabric for the diagno
 # A drain that died (its worker killed) gives up its claim after this long; the next post queues
 # another. Also how long an untaken batch waits in its slot.
 DRAIN_CLAIM_S = 30
+# A drain waits up to DRAIN_WAIT_S at a time for the next batch (a collector posting at 1 Hz or
+# faster finds it there), for DRAIN_SLICE_S at most: then it gives up once the slot is empty, so
+# it holds a live-worker thread no longer than a poller's slice.
+DRAIN_WAIT_S = 1.0
+DRAIN_SLICE_S = 2.0
 PROMETHEUS_TIMEOUT_S = 5.0
 POLL_SLICE_S = 2.0  # a poller polls this long, then queues its successor
 MIN_INTERVAL_S = 0.1
@@ -114,25 +121,33 @@ def _latest_snapshot(fabric: Fabric) -> Snapshot:
 
 # -- posted counters: checked in the web process, turned into frames in the live worker ------------
 
-# Leave a batch in the slot (replacing any untaken one) and claim the drain if nobody holds it.
-# KEYS: slot, drain claim, batch counter, superseded counter; ARGV: body, claim seconds.
-# Returns {batch number, number of the batch it replaced or false, 1 if a drain must be queued,
-# batches superseded so far}.
+# Leave a batch in the slot (replacing any untaken one), claim the drain if nobody holds it, and
+# wake a drain that waits for the next batch.
+# KEYS: slot, drain claim, batch counter, superseded counter, wake-up list; ARGV: body, its
+# content encoding, claim seconds. Returns {batch number, number of the batch it replaced or
+# false, 1 if a drain must be queued, batches superseded so far}.
 _PUT = """
 local batch = redis.call('INCR', KEYS[3])
 local replaced = redis.call('HGET', KEYS[1], 'batch')
-redis.call('HSET', KEYS[1], 'batch', batch, 'body', ARGV[1])
-redis.call('EXPIRE', KEYS[1], ARGV[2])
+redis.call('HSET', KEYS[1], 'batch', batch, 'body', ARGV[1], 'encoding', ARGV[2])
+redis.call('EXPIRE', KEYS[1], ARGV[3])
 local superseded = replaced and redis.call('INCR', KEYS[4]) or tonumber(redis.call('GET', KEYS[4]) or '0')
-local claimed = redis.call('SET', KEYS[2], '1', 'NX', 'EX', ARGV[2])
+local claimed = redis.call('SET', KEYS[2], '1', 'NX', 'EX', ARGV[3])
+redis.call('LPUSH', KEYS[5], batch)
+redis.call('LTRIM', KEYS[5], 0, 0)
+redis.call('EXPIRE', KEYS[5], ARGV[3])
 return {batch, replaced, claimed and 1 or 0, superseded}
 """
-# Take the slot's batch and renew the claim, or, the slot being empty, give the claim up.
-# KEYS: slot, drain claim; ARGV: claim seconds. Returns {batch, body} or false.
+# Take the slot's batch and renew the claim, or, the slot being empty, give the claim up if
+# ARGV[2] is "release" (else keep it: the drain waits for the next batch).
+# KEYS: slot, drain claim; ARGV: claim seconds, "release" or "keep". Returns {batch, body,
+# encoding} or false.
 _TAKE = """
-local taken = redis.call('HMGET', KEYS[1], 'batch', 'body')
+local taken = redis.call('HMGET', KEYS[1], 'batch', 'body', 'encoding')
 if not taken[1] then
-  redis.call('DEL', KEYS[2])
+  if ARGV[2] == 'release' then
+    redis.call('DEL', KEYS[2])
+  end
   return false
 end
 redis.call('DEL', KEYS[1])
@@ -160,27 +175,28 @@ class TelemetrySlots:
         # With the fabric's creation time: a fabric deleted and made again under the same id
         # (SQLite reuses ids) starts with slots of its own.
         owner = f"{fabric.pk}.{fabric.created_at.timestamp():.6f}"
-        return [f"twin:telemetry:{owner}:{name}" for name in ("slot", "drain", "batches", "superseded")]
+        return [f"twin:telemetry:{owner}:{name}" for name in ("slot", "drain", "batches", "superseded", "wake")]
 
 
 slots = TelemetrySlots()
 
 
-def telemetry_post(*, fabric: Fabric, samples) -> dict:
-    """Check a posted batch (a list of samples or an object of columns, docs/replay.md) and leave
-    it for the live worker; returns `{batch, superseded, superseded_total}`: the batch's number
-    (frames carry the number of the batch they were made of), the number of the untaken batch it
-    replaced (None if the slot was empty), and how many batches of the fabric were replaced so far.
-    A malformed batch is refused here with its problems, and nothing is kept."""
+def telemetry_post(*, fabric: Fabric, samples, body: bytes, encoding: str = "") -> dict:
+    """Check a posted batch (`samples`: a list of samples or an object of columns, docs/replay.md,
+    parsed from `body`) and leave the body as it was sent (`encoding`: its Content-Encoding) for
+    the live worker: nothing is encoded again. Returns `{batch, superseded, superseded_total}`:
+    the batch's number (frames carry the number of the batch they were made of), the number of
+    the untaken batch it replaced (None if the slot was empty), and how many batches of the
+    fabric were replaced so far. A malformed batch is refused here with its problems, and
+    nothing is kept."""
     _latest_snapshot(fabric)
     try:
         check_batch(samples)
     except TelemetryError as error:
         raise ApplicationError(str(error), extra={"problems": list(error.problems)}) from error
-    body = json.dumps(samples, separators=(",", ":"))
     put, _take = slots.scripts()
     try:
-        batch, replaced, claimed, superseded = put(keys=slots.keys(fabric), args=[body, DRAIN_CLAIM_S])
+        batch, replaced, claimed, superseded = put(keys=slots.keys(fabric), args=[body, encoding, DRAIN_CLAIM_S])
     except redis.RedisError as error:
         raise ServiceUnavailable(_("Telemetry cannot be taken now: Redis does not answer (%(error)s). Try again.") % {"error": error}) from error
     if claimed:
@@ -190,23 +206,64 @@ def telemetry_post(*, fabric: Fabric, samples) -> dict:
     return {"batch": int(batch), "superseded": int(replaced) if replaced else None, "superseded_total": int(superseded)}
 
 
+def unpacked_body(body: bytes, encoding: str) -> bytes:
+    """A telemetry post's body without its Content-Encoding (`gzip`, or none), at most
+    TWIN_TELEMETRY_MAX_BYTES once unpacked."""
+    limit = settings.TWIN_TELEMETRY_MAX_BYTES
+    if encoding.strip().lower() in ("", "identity"):
+        return body
+    if encoding.strip().lower() != "gzip":
+        raise UnsupportedEncoding(_("A telemetry post may be sent as it is or gzip-compressed (Content-Encoding: gzip), not %(encoding)s.") % {"encoding": encoding})
+    unpacker = zlib.decompressobj(wbits=31)  # gzip framing
+    try:
+        unpacked = unpacker.decompress(body, limit + 1)
+    except zlib.error as error:
+        raise ApplicationError(_("The body says Content-Encoding: gzip, but it is not gzip data (%(error)s).") % {"error": error}) from error
+    if len(unpacked) > limit or unpacker.unconsumed_tail:
+        raise PayloadTooLarge(
+            _("A telemetry post may be at most %(limit)s bytes (TWIN_TELEMETRY_MAX_BYTES) once unpacked; this one is larger. Post the ports in several batches.") % {"limit": limit}
+        )
+    if not unpacker.eof:
+        raise ApplicationError(_("The body says Content-Encoding: gzip, but the gzip data ends early."))
+    return unpacked
+
+
+def batch_of(data) -> list | dict:
+    """The batch of a parsed telemetry post: its `columns` (an object of lists), else its `samples` (a list)."""
+    body = data if isinstance(data, dict) else {}
+    samples = body.get("columns") if isinstance(body.get("columns"), dict) else body.get("samples")
+    if not isinstance(samples, list | dict):
+        raise ApplicationError(_("samples: Expected a list of samples, or columns: an object of lists."))
+    return samples
+
+
 def telemetry_drain(fabric_id: int) -> int:
     """Turn the fabric's posted batches into frames until its slot is empty (the live worker);
-    returns how many it took. A batch that cannot be used (the snapshot gone meanwhile) is
-    logged and dropped; a fabric deleted meanwhile leaves its slot to expire."""
+    returns how many it took. A collector posts on a schedule, so an empty slot is waited on for
+    a moment (woken by the next post) during a short slice: batches in that slice need no task
+    each. After the slice, taking the last batch and giving up the drain are one step. A batch
+    that cannot be used (the snapshot gone meanwhile) is logged and dropped; a fabric deleted
+    meanwhile leaves its slot to expire."""
     fabric = Fabric.objects.filter(pk=fabric_id).first()
     if fabric is None:
         return 0
     _put, take = slots.scripts()
+    slot, claim, *_counters, wake = slots.keys(fabric)
+    waits_until = time.monotonic() + DRAIN_SLICE_S
     taken = 0
     while True:
-        item = take(keys=slots.keys(fabric)[:2], args=[DRAIN_CLAIM_S])
+        item = take(keys=[slot, claim], args=[DRAIN_CLAIM_S, "keep"])
+        if not item and time.monotonic() < waits_until:
+            slots.client.blpop([wake], timeout=DRAIN_WAIT_S)
+            continue
+        item = item or take(keys=[slot, claim], args=[DRAIN_CLAIM_S, "release"])
         if not item:
             return taken
         taken += 1
-        batch, body = item
+        batch, body, encoding = item
         try:
-            telemetry_ingest(fabric=fabric, samples=json.loads(body), batch=int(batch))
+            samples = batch_of(json.loads(unpacked_body(body, (encoding or b"").decode())))
+            telemetry_ingest(fabric=fabric, samples=samples, batch=int(batch))
         except ApplicationError as error:
             log.warning("telemetry batch %s of fabric %s dropped: %s", batch, fabric_id, error.message)
 
@@ -399,25 +456,31 @@ def _start_poller(fabric_id: int, generation: int) -> None:
     telemetry_poll_task.apply_async(args=[fabric_id, generation])
 
 
-_labels_resolved: dict[int, tuple[tuple, dict]] = {}  # fabric -> ((snapshot, generation), label set -> port)
+# fabric -> ((snapshot, generation), label set -> port, (port, error counter) -> count at the last poll)
+_polled: dict[int, tuple[tuple, dict, dict]] = {}
 
 
 def telemetry_poll(source: TelemetrySource) -> dict:
-    """One poll: ask Prometheus for the rates and the error counters, push the frame, keep the
-    counters that changed for the diagnosis (as the POST endpoint's error readings); returns the
-    frame. Which port each label set names is resolved once per snapshot and configuration."""
+    """One poll: ask Prometheus for the rates (a query per reading) and the error counters (one
+    query for all), push the frame, keep the counters that changed for the diagnosis (as the POST
+    endpoint's error readings); returns the frame. Which port each label set names is resolved
+    once per snapshot and configuration; the error counts of the last poll are kept in this
+    process to list what grew since (none at a chain's first poll in a process)."""
     snapshot = _latest_snapshot(source.fabric)
     index = telemetry_index(snapshot)
     checked = _mapping_of(source.preset, source.mapping)
     window = source.rate_window_s
     answers = {key: prometheus_get(source.url, "/api/v1/query", {"query": query}) for key, query in checked.queries(window).items()}
-    totals = {name: prometheus_get(source.url, "/api/v1/query", {"query": query}) for name, query in checked.totals_queries().items()}
+    errors_query = checked.errors_query()
+    errors_answer = prometheus_get(source.url, "/api/v1/query", {"query": errors_query}) if errors_query else None
     key = (snapshot.pk, source.generation)
-    if _labels_resolved.get(source.fabric_id, (None,))[0] != key:
-        _labels_resolved[source.fabric_id] = (key, {})
+    if _polled.get(source.fabric_id, (None,))[0] != key:
+        _polled[source.fabric_id] = (key, {}, {})
+    _key, ports_of, error_counts = _polled[source.fabric_id]
     try:
-        frame = rates_frame(index, checked, answers, window_s=window, ports_of=_labels_resolved[source.fabric_id][1])
-        errors = error_totals(index, checked, totals, ports_of=_labels_resolved[source.fabric_id][1])
+        counters = error_counters(index, checked, errors_answer, previous=error_counts, ports_of=ports_of)
+        frame = rates_frame(index, checked, answers, window_s=window, ports_of=ports_of, error_counters=counters)
+        errors = error_totals(index, counters)
     except TelemetryError as error:
         raise ApplicationError(str(error)) from error
     with transaction.atomic():
