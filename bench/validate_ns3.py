@@ -13,7 +13,7 @@ all by default), each host with ``--mib`` MiB:
 - ``alltoall``: direct AllToAll of a ``--mib`` MiB buffer, every host to the 15 others at once
   (the spines carry 3/4 of it at half the hosts' rate).
 
-Printed for each, with each peer's CPU cost:
+Printed for each, with each peer's costs (CPU and wall seconds):
 
 - the twin, transport overheads zeroed, per ECMP mode: "one path" (the fabric reduced to its
   first spine, as ns-3's ECMP off routes it), per-flow hash, pinned (d-mod-k), ideal spray;
@@ -104,10 +104,12 @@ def ns3_case(simulator: Simulator, sources: np.ndarray, targets: np.ndarray, siz
 
 
 def run_ns3(case: dict) -> dict:
+    """``case`` on ns-3: its answer (bench/ns3_flows.py) and ``wall_s``, the run's wall time."""
+    started = time.perf_counter()
     done = subprocess.run([NS3_PYTHON, str(RUNNER)], input=json.dumps(case), capture_output=True, text=True, check=False)
     if done.returncode:
         raise RuntimeError(f"ns-3 failed: {done.stderr[-2000:]}")
-    return json.loads(done.stdout)
+    return {**json.loads(done.stdout), "wall_s": time.perf_counter() - started}
 
 
 def leaf_spine(gbps: float):
@@ -135,11 +137,12 @@ def first_spine_only(spec):
 MODES = {"one path": "hash", "hash": "hash", "pinned": "pinned", "spray": "spray"}
 
 
-def twin_time(case: str, spec, transport: dict, mode: str, size: float) -> tuple[float, float, object, object]:
+def twin_time(case: str, spec, transport: dict, mode: str, size: float) -> tuple[float, str, object, object]:
     """The twin's time of ``case`` (the collectives as ``Simulator.run`` answers them; the
-    permutation as one pattern: routes, max-min, latency + bytes / rate), its CPU seconds, the
-    compiled fabric and the routes of its flows (as the simulator keys them: one channel)."""
-    started = time.process_time()
+    permutation as one pattern: routes, max-min, latency + bytes / rate), its costs (CPU and
+    wall seconds, as text), the compiled fabric and the routes of its flows (as the simulator
+    keys them: one channel)."""
+    started, started_wall = time.process_time(), time.perf_counter()
     simulator = Simulator(first_spine_only(spec) if mode == "one path" else spec, transport=transport, ecmp=MODES[mode])
     compiled = simulator.compiled
     sources, targets, flow_bytes, _ = flows_of(case, size)
@@ -149,7 +152,11 @@ def twin_time(case: str, spec, transport: dict, mode: str, size: float) -> tuple
     else:
         collective, algorithm = CASES[case]
         answer = simulator.run(collective, size, algorithm, "Simple", top_links=0)["time_s"]
-    return answer, time.process_time() - started, compiled, routes
+    return answer, costs(time.process_time() - started, time.perf_counter() - started_wall), compiled, routes
+
+
+def costs(cpu_s: float, wall_s: float) -> str:
+    return f"{cpu_s:.3f} s CPU, {wall_s:.3f} s wall"
 
 
 def run_case(case: str, spec, size: float, ns3_reason: str | None, simgrid_reason: str | None) -> None:
@@ -159,13 +166,13 @@ def run_case(case: str, spec, size: float, ns3_reason: str | None, simgrid_reaso
     for mode in MODES:
         zeroed, cpu, compiled, routes = twin_time(case, spec, ZERO_OVERHEADS, mode, size)
         framed[mode], framed_cpu, _, _ = twin_time(case, spec, NS3_TRANSPORT, mode, size)
-        line = (f"twin {mode:<8} {zeroed * 1e3:8.3f} ms ({cpu:5.3f} s CPU); with ns-3's framing {framed[mode] * 1e3:8.3f} ms "
-                f"({framed_cpu:5.3f} s CPU)")
+        line = f"twin {mode:<8} {zeroed * 1e3:8.3f} ms ({cpu}); with ns-3's framing {framed[mode] * 1e3:8.3f} ms ({framed_cpu})"
         if simgrid_reason:
             line += f"   SimGrid not run: {simgrid_reason}"
         else:
+            started = time.perf_counter()
             peer = run_simgrid(flows_case(compiled, routes, np.full(len(sources), flow_bytes), sources, targets, steps=steps))
-            line += f"   SimGrid {peer['time_s'] * 1e3:8.3f} ms ({peer['cpu_s']:6.2f} s CPU)"
+            line += f"   SimGrid {peer['time_s'] * 1e3:8.3f} ms ({costs(peer['cpu_s'], time.perf_counter() - started)})"
         print(line, flush=True)
     if ns3_reason:
         print(f"ns-3 not run: {ns3_reason}")
@@ -180,7 +187,7 @@ def run_case(case: str, spec, size: float, ns3_reason: str | None, simgrid_reaso
         if peer["time_s"] < 0:
             print(f"ns-3 {label}: {len(peer['step_times_s'])} of {steps} steps done in 1,000 simulated seconds")
             continue
-        print(f"ns-3 {label:<24} {peer['time_s'] * 1e3:8.3f} ms ({peer['cpu_s']:6.1f} s CPU)   "
+        print(f"ns-3 {label:<24} {peer['time_s'] * 1e3:8.3f} ms ({costs(peer['cpu_s'], peer['wall_s'])})   "
               f"x{peer['time_s'] / framed[reference]:.3f} the framed twin ({reference})", flush=True)
 
 
