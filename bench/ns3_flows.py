@@ -4,15 +4,19 @@ Python bindings are cppyy: importing them compiles ns-3's headers, minutes the f
 so it takes plain JSON on stdin and prints plain JSON; no numpy, nothing of twin.
 
 Input: ``{"nodes": N, "hosts": [node, ...], "links": [[a, b, bits_per_s, delay_s], ...],
-"flows": [[source_host, target_host, bytes], ...], "spray": bool, "segment_bytes": S,
-"buffer_bytes": B, "queue_packets": Q}``. Every link is a point-to-point cable with its own
-/30 subnet; switches are plain IPv4 routers on global (shortest-path) routing. ``spray``:
-``Ipv4GlobalRouting::RandomEcmpRouting`` on, each packet takes a random equal-cost next hop;
-off, every packet takes the first route (one path for all flows, ECMP off). Every flow is a
-TCP bulk send started at time 0 (segments of ``segment_bytes``, socket buffers of
-``buffer_bytes`` so the window does not bound the rate; queues of ``queue_packets`` per
-device). Output: ``{"time_s": last completion, "flow_times_s": [...], "cpu_s"}`` (a flow that has
-not finished after 1,000 simulated seconds reports -1).
+"flows": [[source_host, target_host, bytes], ...], "steps": S, "spray": bool,
+"segment_bytes": M, "buffer_bytes": B, "queue_packets": Q}``. Every link is a point-to-point
+cable with its own /30 subnet; switches are plain IPv4 routers on global (shortest-path)
+routing. ``spray``: ``Ipv4GlobalRouting::RandomEcmpRouting`` on, each packet takes a random
+equal-cost next hop; off, every packet takes the first route (one path for all flows, ECMP
+off). Every flow is one TCP connection, opened at time 0 and kept (segments of
+``segment_bytes``, socket buffers of ``buffer_bytes`` so the window does not bound the rate;
+queues of ``queue_packets`` per device). The flows run ``steps`` lock-step steps, as a
+collective's phase does: in each step every flow sends ``bytes`` more on its connection, and
+the next step starts when the last byte of the step has arrived everywhere (seen on each
+sink's receive trace, so to the packet). Output: ``{"time_s": end of the last step,
+"step_times_s": [end of each step], "flow_times_s": [when each flow finished its last step],
+"cpu_s"}`` (a flow that has not finished after 1,000 simulated seconds reports -1).
 """
 
 import json
@@ -29,25 +33,64 @@ CODE = r"""
 namespace twin_ns3 {
 using namespace ns3;
 
-std::vector<Ptr<PacketSink>> sinks;
-std::vector<uint64_t> wanted;
-std::vector<double> finished;
+struct Flow {
+    Ptr<Socket> socket;
+    Ptr<PacketSink> sink;
+    Address peer;
+    uint64_t bytesPerStep = 0;
+    uint64_t allowed = 0;  // bytes the flow may have handed to TCP so far (its steps begun)
+    uint64_t handed = 0;
+};
 
-// Completion is seen by polling the sinks' received bytes (ns-3 has no "flow done" event).
-void Poll(double every) {
-    bool all = true;
-    for (size_t i = 0; i < sinks.size(); ++i) {
-        if (finished[i] < 0 && sinks[i]->GetTotalRx() >= wanted[i]) finished[i] = Simulator::Now().GetSeconds();
-        all = all && finished[i] >= 0;
+std::vector<Flow> flows;
+std::vector<double> stepEnds, flowEnds;
+int steps = 1, step = 0, flowsLeft = 0;
+uint32_t writeBytes = 0;
+
+// Hand TCP as much of the step's bytes as its send buffer takes; called again when room frees.
+void Fill(size_t f) {
+    Flow& flow = flows[f];
+    while (flow.handed < flow.allowed) {
+        uint32_t room = flow.socket->GetTxAvailable();
+        if (room == 0) return;
+        uint32_t size = uint32_t(std::min<uint64_t>(std::min<uint64_t>(room, flow.allowed - flow.handed), writeBytes));
+        int taken = flow.socket->Send(Create<Packet>(size));
+        if (taken <= 0) return;
+        flow.handed += uint64_t(taken);
     }
-    if (all) Simulator::Stop();
-    else Simulator::Schedule(Seconds(every), &Poll, every);
+}
+
+void Room(size_t f, Ptr<Socket>, uint32_t) { Fill(f); }
+
+void BeginStep() {
+    flowsLeft = int(flows.size());
+    for (size_t f = 0; f < flows.size(); ++f) {
+        flows[f].allowed += flows[f].bytesPerStep;
+        Fill(f);
+    }
+}
+
+void Open() {
+    for (Flow& flow : flows) flow.socket->Connect(flow.peer);
+    BeginStep();  // TCP keeps what it is handed before the handshake ends
+}
+
+void Received(size_t f, Ptr<const Packet>, const Address&) {
+    Flow& flow = flows[f];
+    uint64_t goal = flow.bytesPerStep * uint64_t(step + 1);
+    if (flowEnds[f] >= 0 || flow.sink->GetTotalRx() < goal) return;
+    flowEnds[f] = Simulator::Now().GetSeconds();  // done with this step
+    if (--flowsLeft > 0) return;
+    stepEnds.push_back(Simulator::Now().GetSeconds());
+    if (++step == steps) { Simulator::Stop(); return; }
+    for (size_t g = 0; g < flows.size(); ++g) flowEnds[g] = -1.0;
+    BeginStep();
 }
 
 std::vector<double> Run(int nodeCount, const std::vector<int>& hosts, const std::vector<int>& linkA,
                         const std::vector<int>& linkB, const std::vector<double>& bps, const std::vector<double>& delay,
                         const std::vector<int>& source, const std::vector<int>& target, const std::vector<double>& bytes,
-                        bool spray, int segment, int buffer, int queuePackets, double poll) {
+                        int stepCount, bool spray, int segment, int buffer, int queuePackets) {
     Config::SetDefault("ns3::Ipv4GlobalRouting::RandomEcmpRouting", BooleanValue(spray));
     Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(segment));
     Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(buffer));
@@ -71,24 +114,29 @@ std::vector<double> Run(int nodeCount, const std::vector<int>& hosts, const std:
         if (!hostAddress.count(linkB[i])) hostAddress[linkB[i]] = interfaces.GetAddress(1);
     }
     Ipv4GlobalRoutingHelper::PopulateRoutingTables();
-    sinks.clear(); wanted.clear(); finished.clear();
+    flows.assign(source.size(), Flow());
+    flowEnds.assign(source.size(), -1.0);
+    stepEnds.clear();
+    steps = stepCount; step = 0; writeBytes = uint32_t(segment) * 64;
     for (size_t f = 0; f < source.size(); ++f) {
         uint16_t port = 5000 + f;
-        PacketSinkHelper sink("ns3::TcpSocketFactory", InetSocketAddress(Ipv4Address::GetAny(), port));
-        ApplicationContainer sinkApp = sink.Install(nodes.Get(hosts[target[f]]));
-        sinks.push_back(DynamicCast<PacketSink>(sinkApp.Get(0)));
-        BulkSendHelper send("ns3::TcpSocketFactory", InetSocketAddress(hostAddress[hosts[target[f]]], port));
-        send.SetAttribute("MaxBytes", UintegerValue(uint64_t(bytes[f])));
-        send.SetAttribute("SendSize", UintegerValue(segment * 64));
-        send.Install(nodes.Get(hosts[source[f]]));
-        wanted.push_back(uint64_t(bytes[f]));
-        finished.push_back(-1.0);
+        PacketSinkHelper sinkHelper("ns3::TcpSocketFactory", InetSocketAddress(Ipv4Address::GetAny(), port));
+        ApplicationContainer sinkApp = sinkHelper.Install(nodes.Get(hosts[target[f]]));
+        flows[f].sink = DynamicCast<PacketSink>(sinkApp.Get(0));
+        flows[f].sink->TraceConnectWithoutContext("Rx", MakeBoundCallback(&Received, f));
+        flows[f].bytesPerStep = uint64_t(bytes[f]);
+        flows[f].socket = Socket::CreateSocket(nodes.Get(hosts[source[f]]), TcpSocketFactory::GetTypeId());
+        flows[f].socket->Bind();
+        flows[f].socket->SetSendCallback(MakeBoundCallback(&Room, f));
+        flows[f].peer = InetSocketAddress(hostAddress[hosts[target[f]]], port);
     }
-    Simulator::Schedule(Seconds(poll), &Poll, poll);
+    Simulator::ScheduleNow(&Open);  // once the nodes are initialised (at time 0, in the run)
     Simulator::Stop(Seconds(1000.0));
     Simulator::Run();
     Simulator::Destroy();
-    return finished;
+    std::vector<double> out(stepEnds);
+    out.insert(out.end(), flowEnds.begin(), flowEnds.end());  // step ends, then each flow's last end
+    return out;
 }
 }
 """
@@ -105,15 +153,18 @@ def main() -> None:
     ints = lambda values: std.vector["int"]([int(value) for value in values])  # noqa: E731
     floats = lambda values: std.vector["double"]([float(value) for value in values])  # noqa: E731
     links, flows = case["links"], case["flows"]
-    times = cppyy.gbl.twin_ns3.Run(
+    steps = int(case.get("steps", 1))
+    ends = [float(value) for value in cppyy.gbl.twin_ns3.Run(
         case["nodes"], ints(case["hosts"]),
         ints(link[0] for link in links), ints(link[1] for link in links),
         floats(link[2] for link in links), floats(link[3] for link in links),
         ints(flow[0] for flow in flows), ints(flow[1] for flow in flows), floats(flow[2] for flow in flows),
-        bool(case["spray"]), case["segment_bytes"], case["buffer_bytes"], case["queue_packets"], case.get("poll_s", 1e-6),
-    )  # fmt: skip
-    flow_times = [float(value) for value in times]
-    json.dump({"time_s": max(flow_times), "flow_times_s": flow_times, "cpu_s": time.process_time() - started}, sys.stdout)
+        steps, bool(case["spray"]), case["segment_bytes"], case["buffer_bytes"], case["queue_packets"],
+    )]  # fmt: skip
+    step_times, flow_times = ends[: len(ends) - len(flows)], ends[len(ends) - len(flows) :]
+    finished = len(step_times) == steps
+    json.dump({"time_s": step_times[-1] if finished else -1.0, "step_times_s": step_times, "flow_times_s": flow_times,
+               "cpu_s": time.process_time() - started}, sys.stdout)  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -42,11 +42,12 @@ from twin.simcore.transport import PROTOCOLS  # noqa: E402
 SIMGRID_PYTHON = "/usr/bin/python3"
 RUNNER = Path(__file__).resolve().parent / "simgrid_flows.py"
 GIB = 2**30
-# Every overhead the flow model does not share with SimGrid, zeroed: a step is then the route
+# Every overhead the flow model does not share with SimGrid (framing included), zeroed: a step is then the route
 # latency plus the bytes at the max-min rate, as in SimGrid's CM02 model.
 ZERO_OVERHEADS = {
     domain: {
         "efficiency": 1.0,
+        "frame_overhead_bytes": 0,
         "peer_issue_ns": 0.0,
         **{protocol: {"base_latency_ns": 0.0, "hop_latency_ns": 0.0, "efficiency": 1.0, "chunk_bytes": 2**50} for protocol in PROTOCOLS},
     }

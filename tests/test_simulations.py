@@ -73,7 +73,9 @@ def test_calibration_is_stored_and_used(small_snapshot):
     fabric = small_snapshot.fabric
     before = collective_simulate(snapshot=small_snapshot, collective="allreduce", size_bytes=2**26, algorithm="ring")["busbw_GBps"]
     measured = [(size, busbw * 0.6) for size, busbw in [(2**20, 10.0), (2**24, 30.0), (2**26, before), (2**28, before), (2**30, before)]]
-    fitted = fabric_calibrate(fabric=fabric, snapshot=small_snapshot, points=measured, source="test curve")
+    # The curve is the twin's own at 0.6 of its bandwidth: it determines the efficiency, not a
+    # per-hop latency (fitted too, that would be refused as undetermined).
+    fitted = fabric_calibrate(fabric=fabric, snapshot=small_snapshot, points=measured, source="test curve", fit=("scale_up.efficiency",))
     fabric.refresh_from_db()
     assert fabric.transport == fitted["transport"] and fabric.calibration["source"] == "test curve"
     small_snapshot.refresh_from_db()

@@ -143,3 +143,16 @@ def test_calibration_refuses_what_it_cannot_fit():
         calibrate(eight_h100(), [(2**20, 40.0)], fit=())
     with pytest.raises(TwinCoreError, match="positive sizes and busbw"):
         calibrate(eight_h100(), [(2**20, 0.0)], fit=("scale_up.efficiency",))
+
+
+
+def test_a_value_the_points_do_not_determine_is_refused():
+    """A 50 ns start-up under 1 % of noise: the points leave it anywhere from nothing to twice
+    its fitted value, so it is refused rather than stored (exact points recover it, above)."""
+    made = Simulator(eight_h100(), transport={"in_switch_latency_ns": 50.0})
+    sizes = [2.0**power for power in range(10, 30, 3)]
+    noisy = [(size, made.run("allreduce", size, "in_switch")["busbw_GBps"] * (1 + 0.01 * (-1) ** index)) for index, size in enumerate(sizes)]
+    with pytest.raises(TwinCoreError, match=r"the points do not determine in_switch_latency_ns: [0-9.]+ us \+- [0-9.]+ us"):
+        calibrate(eight_h100(), noisy, algorithm="in_switch", fit=NVLS)
+    with pytest.raises(TwinCoreError, match=r"held-out sizes \[16777216\] are not among the measured sizes \[1024, 8192, 65536, "):
+        calibrate(eight_h100(), noisy, algorithm="in_switch", fit=NVLS, held_out=[2**24])

@@ -97,7 +97,9 @@ def calibrate(
     held_out_sizes = sorted({float(size) for size in held_out})
     absent = [size for size in held_out_sizes if size not in sizes]
     if absent:
-        raise TwinCoreError(f"held-out sizes {[int(size) for size in absent]} are not among the measured sizes")
+        raise TwinCoreError(
+            f"held-out sizes {[int(size) for size in absent]} are not among the measured sizes {[int(size) for size in sizes]}"
+        )
     fitted_mask = ~np.isin(sizes, held_out_sizes)
     fitted_count = int(fitted_mask.sum())
     if fitted_count < len(fit):
@@ -130,6 +132,7 @@ def calibrate(
     jacobian = _jacobian(residuals, best.x, best.fun, lower, upper)
     _refuse_untrustworthy(fit, best.x, best.active_mask, jacobian, lower, upper, scale)
     standard_errors = _standard_errors(fit, best.fun, jacobian, scale)
+    _refuse_undetermined(fit, best.x * scale, standard_errors)
     results = predict(best.x, sizes)
     predicted_busbw = np.array([result["busbw_GBps"] for result in results])
     errors = predicted_busbw / measured_busbw - 1
@@ -203,6 +206,19 @@ def _refuse_untrustworthy(
                     f"{fit[first]} and {fit[second]} change the predictions of these runs alike, so the points "
                     "cannot tell them apart; fit one of them"
                 )
+
+
+def _refuse_undetermined(fit: Sequence[str], values: np.ndarray, standard_errors: Mapping[str, float | None]) -> None:
+    """Raise when a fitted value is smaller than its standard error: the points leave it anywhere
+    from about nothing to twice its value, so storing it would mean nothing (the model misses
+    these runs elsewhere and this parameter soaks up the misfit, or the sizes do not reach it)."""
+    for name, value in zip(fit, values):
+        error = standard_errors[name]
+        if error is not None and error > abs(value):
+            raise TwinCoreError(
+                f"the points do not determine {name}: {_shown(name, value)} +- {_shown(name, error)}; "
+                "fit fewer parameters, measure the sizes where it matters or check the runs' algorithm"
+            )
 
 
 def _standard_errors(fit: Sequence[str], at_x: np.ndarray, jacobian: np.ndarray, scale: np.ndarray) -> dict[str, float | None]:

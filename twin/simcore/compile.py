@@ -5,7 +5,7 @@
 
 - nodes in fabric order, cards numbered from 0 in fabric order;
 - *arcs*: both directions of every live link (state ``"down"`` is left out),
-  with capacity in bytes/s (link bandwidth times the domain's efficiency),
+  with capacity in bytes/s (link bandwidth times the domain's framing and efficiency),
   latency (cable plus the forwarding latency of the switch it enters), domain,
   and link class (``"card-leaf"``, ``"leaf-spine"`` ...);
 - routing costs: each arc costs 1, a scale-out arc costs one more than the
@@ -100,7 +100,7 @@ class CompiledFabric:
     arc_head: np.ndarray
     arc_link: np.ndarray  # index into spec.links
     arc_port: np.ndarray  # rank of the tail's port name (numbers in numeric order): parallel links in port order
-    arc_capacity: np.ndarray  # bytes/s, efficiency applied
+    arc_capacity: np.ndarray  # bytes/s, the domain's framing and efficiency applied
     arc_raw_capacity: np.ndarray  # bytes/s of the cable
     arc_latency: np.ndarray  # s: cable plus the forwarding latency of the head
     arc_scale_out: np.ndarray
@@ -194,7 +194,7 @@ def _compile_cached(spec: FabricSpec, transport: Transport) -> CompiledFabric:
     head = np.concatenate([ends[:, 1], ends[:, 0]])
     raw_capacity = np.concatenate([gbps, gbps]) * 1e9 / 8
     arc_scale_out = np.concatenate([scale_out, scale_out])
-    efficiency = np.where(arc_scale_out, transport.scale_out.efficiency, transport.scale_up.efficiency)
+    efficiency = np.where(arc_scale_out, transport.scale_out.link_efficiency, transport.scale_up.link_efficiency)
 
     # Link class: the two ends' levels (kind, tier or role), lower first, and the domain.
     level_codes, level_of_node = np.unique(level_names, return_inverse=True)

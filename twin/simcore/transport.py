@@ -11,8 +11,10 @@ A run's time is built from four kinds of cost (docs/simulation.md):
 - per peer a rank posts to in one step, ``peer_issue_ns`` (direct algorithms:
   one transaction stream per peer, MODELLING.md section 5's corrected rows);
 - per byte, ``1 / rate``, the rate coming from max-min sharing of link
-  capacities scaled by the domain's ``efficiency``, then by the protocol's
-  (the share of the wire that is payload: LL sends a flag with every word);
+  capacities scaled by the domain's framing (``wire_efficiency``: payload per
+  frame byte, from the frame's payload and overhead bytes, ``WIRE_FORMATS``)
+  and ``efficiency`` (what the endpoints lose besides), then by the
+  protocol's (LL sends a flag with every word);
 - in-switch reduction (NVLS, SHARP): ``in_switch_latency_ns`` once per step,
   then ``in_switch_step_latency_ns`` per loop of NCCL's NVLS chunking
   (``in_switch_chunking``): a loop moves one chunk per rank on every channel
@@ -42,6 +44,7 @@ from twin.simcore.model import FabricSpec
 
 __all__ = [
     "PROTOCOLS",
+    "WIRE_FORMATS",
     "DomainTransport",
     "FlowCosts",
     "ProtocolTransport",
@@ -88,13 +91,36 @@ class ProtocolTransport:
 _LL_CHUNK, _LL128_CHUNK, _SIMPLE_CHUNK = 32 * 1024, 120 * 640 * 8, 512 * 1024
 
 
+# Payload and overhead bytes of one frame on the wire (``frame_payload_bytes``,
+# ``frame_overhead_bytes``) of the link layers a domain runs on, for ``transport=`` overrides:
+# - infiniband: a 4,096-byte MTU packet carries LRH 8 + BTH 12 + ICRC 4 + VCRC 2 bytes (IBTA
+#   InfiniBand Architecture Specification Vol. 1; a write's first packet adds a 16-byte RETH);
+# - roce: RoCEv2 at a 4,096-byte path MTU: BTH 12 + ICRC 4 inside UDP 8 + IPv4 20, in an
+#   Ethernet frame of 14 header + 4 FCS bytes with 8 of preamble and 12 of inter-frame gap
+#   (IBTA RoCEv2 annex A17; IEEE 802.3);
+# - nvlink: 16-byte flits, one header flit per 16 data flits (256 bytes) of a write, 94.1 %
+#   (NVLink as described by Foley and Danskin, IEEE Micro 37(2), 2017);
+# - tcp: TCP over Ethernet at a 1,500-byte MTU: 1,448 bytes of payload a segment, TCP 20 + 12
+#   of timestamps, IPv4 20, Ethernet 14 + 4 FCS + 8 preamble + 12 inter-frame gap (RFC 7323).
+WIRE_FORMATS: dict[str, dict[str, int]] = {
+    "infiniband": {"frame_payload_bytes": 4096, "frame_overhead_bytes": 26},
+    "roce": {"frame_payload_bytes": 4096, "frame_overhead_bytes": 82},
+    "nvlink": {"frame_payload_bytes": 256, "frame_overhead_bytes": 16},
+    "tcp": {"frame_payload_bytes": 1448, "frame_overhead_bytes": 90},
+}
+
+
 @dataclass(frozen=True)
 class DomainTransport:
     """Costs of moving data over one link domain.
 
-    ``efficiency``: fraction of link bandwidth delivered to the protocol
-    (encoding, headers). ``peer_issue_ns``: cost of posting to one more peer.
-    ``LL``, ``LL128``, ``Simple``: each protocol's ``ProtocolTransport``.
+    ``efficiency``: fraction of the link's payload rate delivered to the protocol
+    (what the NIC, PCIe and the library lose besides the framing).
+    ``peer_issue_ns``: cost of posting to one more peer. ``LL``, ``LL128``,
+    ``Simple``: each protocol's ``ProtocolTransport``. ``frame_payload_bytes``
+    and ``frame_overhead_bytes``: payload of one frame (packet, flit group) and
+    the bytes the wire spends on it besides (headers, CRCs, preamble, gap);
+    ``wire_efficiency`` is payload over frame bytes (``WIRE_FORMATS``).
     """
 
     efficiency: float
@@ -102,12 +128,32 @@ class DomainTransport:
     LL: ProtocolTransport
     LL128: ProtocolTransport
     Simple: ProtocolTransport
+    frame_payload_bytes: int = 4096
+    frame_overhead_bytes: int = 0
 
     def __post_init__(self) -> None:
         if not (0 < self.efficiency <= 1):
             raise TwinCoreError(f"efficiency {self.efficiency}; expected a fraction in (0, 1]")
         if self.peer_issue_ns < 0:
             raise TwinCoreError("peer_issue_ns must be a non-negative number of ns")
+        if self.frame_payload_bytes < 1:
+            raise TwinCoreError(f"frame_payload_bytes {self.frame_payload_bytes}; expected at least 1 byte")
+        if self.frame_overhead_bytes < 0:
+            raise TwinCoreError(f"frame_overhead_bytes {self.frame_overhead_bytes}; expected 0 or more bytes")
+
+    @property
+    def wire_efficiency(self) -> float:
+        """Payload per byte on the wire: ``frame_payload_bytes / (frame_payload_bytes + frame_overhead_bytes)``.
+
+        >>> round(Transport().scale_out.wire_efficiency, 5), Transport().scale_up.wire_efficiency
+        (0.99369, 1.0)
+        """
+        return self.frame_payload_bytes / (self.frame_payload_bytes + self.frame_overhead_bytes)
+
+    @property
+    def link_efficiency(self) -> float:
+        """The share of a link's rate a flow of this domain gets: framing times ``efficiency``."""
+        return self.wire_efficiency * self.efficiency
 
     def protocol(self, name: str) -> ProtocolTransport:
         return getattr(self, name)
@@ -129,10 +175,13 @@ class FlowCosts:
 class Transport:
     """Transport of both domains plus in-switch reduction, direct algorithms and switch defaults.
 
-    Defaults: scale-up efficiency 1.0 and 100 ns per peer (a remote-write
-    stream: tens to hundreds of ns); scale-out efficiency 0.94 (46-48 GB/s per
-    400G NDR port, MODELLING.md section 6) and 1 us per peer (a work request
-    through the proxy). In-switch reduction (NVLS, SHARP) runs Simple, plus
+    Defaults: scale-up efficiency 1.0, no framing overhead (a scale-up link's
+    rate is taken as its data rate, as DOMAIN.md's 50 GB/s a card is; give
+    ``WIRE_FORMATS["nvlink"]`` for NVLink's flits) and 100 ns per peer (a
+    remote-write stream: tens to hundreds of ns); scale-out InfiniBand framing
+    (4,096-byte MTU) with efficiency 0.946, together 0.94 of the link (46-48
+    GB/s per 400G NDR port, MODELLING.md section 6), and 1 us per peer (a work
+    request through the proxy). In-switch reduction (NVLS, SHARP) runs Simple, plus
     5 us start-up at efficiency 0.85 (NCCL's NVLS figure for Hopper), in
     loops of ``in_switch_channels`` (16: NCCL's NVLS channels on Hopper) x
     ranks chunks of at most ``in_switch_chunk_bytes`` (128 KiB:
@@ -155,11 +204,12 @@ class Transport:
         Simple=ProtocolTransport(8400.0, 3400.0, 1.0, _SIMPLE_CHUNK),
     )
     scale_out: DomainTransport = DomainTransport(
-        0.94,
+        0.946,
         1000.0,
         LL=ProtocolTransport(6600.0, 2700.0, 0.5, _LL_CHUNK),
         LL128=ProtocolTransport(14000.0, 4000.0, 0.92, _LL128_CHUNK),
         Simple=ProtocolTransport(8400.0, 14000.0, 1.0, _SIMPLE_CHUNK),
+        **WIRE_FORMATS["infiniband"],
     )
     in_switch_latency_ns: float = 5000.0
     in_switch_efficiency: float = 0.85

@@ -41,7 +41,8 @@ class Command(TwinCommand):
         parser.add_argument("--bytes", dest="size", default="342MB", help=_("Bytes per rank, e.g. 342MB, 1GiB, 4096"))
         parser.add_argument("--algorithm", choices=("auto", *ALGORITHMS), default="auto")
         parser.add_argument("--protocol", choices=("auto", *PROTOCOLS), default="auto", help=_("auto: the fastest, as NCCL's tuner picks"))
-        parser.add_argument("--ecmp", choices=ECMP_MODES, default="hash")
+        parser.add_argument("--ecmp", choices=ECMP_MODES, default="hash",
+                            help=_("hash: per-flow ECMP; pinned: d-mod-k; spray: ideal packet spraying, as a reorder-tolerant transport (RDMA with adaptive routing) gets it"))
         parser.add_argument("--channels", type=int, default=1)
         parser.add_argument("--in-switch-reduction", choices=("auto", "on", "off"), default="auto",
                             help=_("auto: as the switches declare; on/off: a what-if"))
