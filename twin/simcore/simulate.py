@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
-from twin.simcore.algorithms import ALL_PAIRS, BUS_FACTORS, Phase, algorithms_for, phases_for, step_time
+from twin.simcore.algorithms import ALL_PAIRS, BUS_FACTORS, Phase, algorithms_for, phases_for, posting_time, step_time
 from twin.simcore.compile import CompiledFabric, Routes, all_pairs_entries, arc_record, compile_fabric, flow_keys, route, route_all_pairs
 from twin.simcore.congestion import max_min_rates
 from twin.simcore.errors import TwinCoreError
@@ -501,9 +501,10 @@ def phase_step_times(
 ) -> np.ndarray:
     """Time of one step of ``phase`` for each flow carrying ``bytes_per_flow`` at payload
     ``rates`` with one protocol's ``costs`` (``algorithms.step_time``): the start-up is the
-    per-peer posting of a direct step and, for in-switch reduction, NVLS's start-up and loops.
+    per-peer posting of a direct step (``algorithms.posting_time``) and, for in-switch
+    reduction, NVLS's start-up and loops.
     The one step law of the simulator and of concurrent groups (``twin.operations.concurrent``)."""
-    startup = phase.peer_issues * costs.peer_issue
+    startup = posting_time(phase, costs.peer_issue, bytes_per_flow, rates)
     if phase.in_switch:
         startup = startup + transport.in_switch_startup(phase.bytes_per_flow, phase.heads)
     return step_time(
