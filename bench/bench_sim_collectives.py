@@ -11,6 +11,11 @@ Cases (targets on the 2-core machine):
    its 268 M pairs built (hashing at its expectation), against Bruck (time and traced peak memory);
 5. peak memory of the whole script (< 2 GB, resident set size).
 
+``--baseline /path/to/other/checkout`` runs case 2 alone on both checkouts instead, each in fresh
+processes taking turns (best of ``--repeats``), and prints both times (wall and CPU, with the
+load) and which (collective, algorithm) answers differ: every result of every size to the last
+digit.
+
 Each case also runs a straightforward networkx/pure-Python implementation of
 the same computation (networkx shortest path per flow, dictionary-based
 progressive filling) on a size it can finish, next to ours on that size,
@@ -21,13 +26,18 @@ said otherwise; "best of" runs reuse nothing between runs.
 
 from __future__ import annotations
 
+import argparse
+import hashlib
+import json
+import os
 import resource
+import subprocess
 import sys
 import time
 from collections import defaultdict
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.append(str(Path(__file__).resolve().parents[1]))  # after a checkout put first (--baseline)
 
 import networkx as nx  # noqa: E402
 import numpy as np  # noqa: E402
@@ -38,6 +48,7 @@ from twin.simcore.generate import fat_tree  # noqa: E402
 from twin.simcore.model import FabricSpec  # noqa: E402
 from twin.simcore.simulate import Simulator  # noqa: E402
 
+ROOT = Path(__file__).resolve().parents[1]
 SIZES = [2**exponent for exponent in range(10, 30)]  # 1 KiB .. 512 MiB: 20 sizes
 
 
@@ -87,6 +98,65 @@ def networkx_min_rate(fabric: FabricSpec, pairs: list[tuple[int, int]]) -> tuple
     return time.perf_counter() - start, min(rates)
 
 
+def sweep(simulator: Simulator) -> tuple[int, set[str], dict[str, str]]:
+    """Case 2: every algorithm of every collective at every size: (runs, what was not run and
+    why, a digest of each (collective/algorithm)'s results at all sizes)."""
+    done, skipped, digests = 0, set(), {}
+    for collective in ("allreduce", "reducescatter", "allgather", "broadcast", "reduce", "alltoall", "sendrecv"):
+        for algorithm in simulator.candidates(collective):
+            results = []
+            for size in SIZES:
+                try:
+                    results.append(simulator.run(collective, size, algorithm, top_links=5))
+                    done += 1
+                except Exception as error:  # noqa: BLE001 - reported below
+                    skipped.add(f"{collective}/{algorithm}: {str(error).split(';')[0]}")
+                    break
+            digests[f"{collective}/{algorithm}"] = hashlib.sha256(json.dumps(results, sort_keys=True).encode()).hexdigest()
+    return done, skipped, digests
+
+
+def sweep_case() -> dict:
+    """Case 2 in this process (what ``--baseline`` starts on each checkout), compile included."""
+    medium = fat_tree(endpoints=4096)
+    _compile_cached.cache_clear()
+    wall, cpu = time.perf_counter(), time.process_time()
+    done, skipped, digests = sweep(Simulator(medium))
+    return {"wall_s": time.perf_counter() - wall, "cpu_s": time.process_time() - cpu, "runs": done, "digests": digests}
+
+
+def compare_sweeps(baseline: Path, repeats: int) -> None:
+    def fresh_process(root: Path) -> dict:
+        code = (
+            f"import json, sys; sys.path[:0] = [{str(root)!r}, {str(ROOT / 'bench')!r}]; "
+            "from bench_sim_collectives import sweep_case; print(json.dumps(sweep_case()))"
+        )
+        done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True)
+        if done.returncode:
+            raise RuntimeError(f"the sweep on {root} failed:\n{done.stderr}")
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    runs = {"ours": [], "baseline": []}
+    for _ in range(repeats):
+        for name, root in (("ours", ROOT), ("baseline", baseline.resolve())):
+            load = os.getloadavg()[0]
+            runs[name].append(fresh_process(root) | {"load": load})
+    for name, results in runs.items():
+        print(
+            f"{name:>8}: all algorithms x 20 sizes on 4,096 cards, {results[0]['runs']} runs: "
+            + ", ".join(f"{run['wall_s']:.2f} s wall / {run['cpu_s']:.2f} s CPU (load {run['load']:.1f})" for run in results)
+        )
+    best = {name: min(run["wall_s"] for run in results) for name, results in runs.items()}
+    best_cpu = {name: min(run["cpu_s"] for run in results) for name, results in runs.items()}
+    ours, theirs = runs["ours"][0]["digests"], runs["baseline"][0]["digests"]
+    differ = sorted(name for name in ours.keys() | theirs.keys() if ours.get(name) != theirs.get(name))
+    print(
+        f"best: ours {best['ours']:.2f} s, baseline {best['baseline']:.2f} s (x{best['baseline'] / best['ours']:.2f}); "
+        f"CPU x{best_cpu['baseline'] / best_cpu['ours']:.2f}; "
+        f"answers to the last digit: {'all the same' if not differ else 'differ for ' + ', '.join(differ)}"
+    )
+
+
 def ring_pairs(count: int) -> list[tuple[int, int]]:
     return [(rank, (rank + 1) % count) for rank in range(count)]
 
@@ -124,21 +194,7 @@ def main() -> None:
     # 2. All algorithms x 20 sizes, 4,096 cards.
     medium = fat_tree(endpoints=4096)
 
-    def sweep():
-        simulator = Simulator(medium)
-        done, skipped = 0, set()
-        for collective in ("allreduce", "reducescatter", "allgather", "broadcast", "reduce", "alltoall", "sendrecv"):
-            for algorithm in simulator.candidates(collective):
-                for size in SIZES:
-                    try:
-                        simulator.run(collective, size, algorithm, top_links=5)
-                        done += 1
-                    except Exception as error:  # noqa: BLE001 - reported below
-                        skipped.add(f"{collective}/{algorithm}: {str(error).split(';')[0]}")
-                        break
-        return done, skipped
-
-    seconds, (done, skipped) = fresh(sweep)
+    seconds, (done, skipped, _) = fresh(lambda: sweep(Simulator(medium)))
     row(
         "all algorithms x 20 sizes", 4096, "-", f"{seconds:.2f}", 5, "-",
         f"{done} runs; not run: {'; '.join(sorted(skipped)) or 'none'}",
@@ -176,4 +232,11 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--baseline", type=Path, help="another checkout: run case 2 on both and compare")
+    parser.add_argument("--repeats", type=int, default=2, help="runs of case 2 on each checkout (with --baseline)")
+    options = parser.parse_args()
+    if options.baseline:
+        compare_sweeps(options.baseline, options.repeats)
+    else:
+        main()

@@ -3,14 +3,20 @@ small fabrics, regular and not: the same bytes on every link, the same slowest r
 collective times; hashing at its expectation within its measured collision gap; the walk's size
 bounded and refused before anything is allocated."""
 
+import dataclasses
+from pathlib import Path
+
 import numpy as np
 import pytest
 
+from twin.ingest import parse_fabric
+from twin.ingest.completion import complete_fabric
 from twin.simcore.compile import all_pairs_entries, compile_fabric, route, route_all_pairs
 from twin.simcore.congestion import max_min_rates
 from twin.simcore.generate import fat_tree, rail_optimised, supernode
 from twin.simcore import simulate as simulate_module
 from twin.simcore.errors import TwinCoreError
+from twin.simcore.model import LinkSpec, NodeSpec
 from twin.simcore.simulate import MAX_CLASS_ENTRIES, Simulator
 
 
@@ -21,6 +27,29 @@ def with_some_links_down(fabric, every: int):
     return fabric.with_links_down(inner[::every])
 
 
+def with_private_nics(fabric, *, pcie_gbps=504.0, every=1):
+    """Every ``every``-th card behind a NIC of its own (card - PCIe - NIC - the card's network
+    link: its scale-out one where it has NVLink too), as an ibnetdiscover upload or a SuperPOD
+    has its HCAs; the PCIe hop scale-out, as ingest makes it."""
+    kinds = {node.id: node.kind for node in fabric.nodes}
+    to_cards = [link for link in fabric.links if (kinds[link.a] == "card") != (kinds[link.b] == "card")]
+    domain = "scale-out" if any(link.domain == "scale-out" for link in to_cards) else "scale-up"
+    nics, links, behind = [], [], 0
+    for link in fabric.links:
+        if link not in to_cards or link.domain != domain or behind % every:
+            behind += link in to_cards and link.domain == domain
+            links.append(link)
+            continue
+        behind += 1
+        card_end = "a" if kinds[link.a] == "card" else "b"
+        card = getattr(link, card_end)
+        nic = f"nic:{card}"
+        nics.append(NodeSpec(nic, "nic", nic))
+        links.append(LinkSpec(card, "pcie", nic, "pcie", pcie_gbps, 5.0, domain="scale-out"))
+        links.append(dataclasses.replace(link, **{card_end: nic, f"{card_end}_port": "1"}))
+    return dataclasses.replace(fabric, nodes=(*fabric.nodes, *nics), links=tuple(links))
+
+
 FABRICS = {
     "2-tier fat-tree": fat_tree(endpoints=64, radix=16),
     "3-tier fat-tree": fat_tree(endpoints=512, radix=16),
@@ -29,6 +58,11 @@ FABRICS = {
     "leaf-spine, a link in 5 down": with_some_links_down(fat_tree(endpoints=128, radix=16), 5),
     "3-tier, a link in 3 down": with_some_links_down(fat_tree(endpoints=256, radix=16), 3),
     "supernode, uneven leaves": supernode(cards=40, cards_per_host=4, switch_radix=16),
+    "private NICs, 3-tier, a link in 3 down": with_private_nics(with_some_links_down(fat_tree(endpoints=256, radix=16), 3)),
+    "a card in 3 behind a private NIC with a slow PCIe hop": with_private_nics(
+        fat_tree(endpoints=128, radix=16, oversubscription=3.0), every=3, pcie_gbps=200.0
+    ),
+    "private NICs, rail-optimised with NVLink": with_private_nics(rail_optimised(servers=8, servers_per_unit=4, radix=16)),
 }
 
 
@@ -176,3 +210,28 @@ def test_rail_optimised_with_nvlink_at_16384_cards_is_within_the_bound():
     assert all_pairs_entries(simulator.compiled, simulator.ranks, "pinned") == 512 * 16384 <= MAX_CLASS_ENTRIES
     assert simulator.too_large("alltoall") == {}
     assert Simulator(fabric, ecmp="pinned").too_large("alltoall") == {}
+
+
+def test_cards_behind_private_nics_collapse_as_cards_cabled_to_their_switch():
+    plain = fat_tree(endpoints=1024, radix=16)
+    behind = with_private_nics(plain)
+    ranks = np.arange(1024)
+    for mode in ("pinned", "spray"):
+        assert all_pairs_entries(compile_fabric(behind), ranks, mode) == all_pairs_entries(compile_fabric(plain), ranks, mode)
+    # A group a leaf of 8 cards, not 1,024 groups of one.
+    assert all_pairs_entries(compile_fabric(behind), ranks, "spray") == 128**2
+
+
+def test_a_real_ibnetdiscover_upload_collapses_and_keeps_the_per_flow_answer():
+    text = (Path(__file__).resolve().parents[1] / "data" / "ib" / "X5.topofile").read_text()
+    fabric = complete_fabric(parse_fabric(text, source_name="X5.topofile", format="ibnetdiscover"), formats={"X5.topofile": "ibnetdiscover"}).spec
+    compiled = compile_fabric(fabric)
+    ranks = np.arange(len(compiled.card_ids))
+    assert len(ranks) == 89 and sum(node.kind == "nic" for node in fabric.nodes) == 89  # card - HCA - switch
+    assert all_pairs_entries(compiled, ranks, "spray") < 89**2 / 4
+    for mode in ("pinned", "spray"):
+        for size in (2**12, 2**28):
+            exact = Simulator(fabric, ecmp=mode).run("alltoall", size, "direct")
+            classes = Simulator(fabric, ecmp=mode, max_pattern_flows=100).run("alltoall", size, "direct")
+            assert classes["time_s"] == pytest.approx(exact["time_s"], rel=1e-9), (mode, size)
+            assert classes["link_bytes"] == pytest.approx(exact["link_bytes"], rel=1e-9, abs=1e-3)

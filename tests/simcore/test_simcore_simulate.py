@@ -54,7 +54,8 @@ CLOSED_FORMS = {  # MODELLING.md section 5 (corrected rows for direct algorithms
     ("allreduce", "two_shot"): 2 * (ALPHA + 2 * (P - 1) * PEER) + 2 * (P - 1) / P * N / LINE,
     # NCCL's NVLS chunking at 64 MiB over hosts of 8 cards: 8 loops of 16 channels x 8 x 64 KiB.
     ("allreduce", "in_switch"): 3e-6 + 8 * 1e-6 + ALPHA + N / (0.6 * LINE),
-    ("alltoall", "direct"): ALPHA + (P - 1) * PEER + (P - 1) / P * N / LINE,  # posted at once
+    # Posted at once, each message on the wire as soon as posted: the posting hides behind them.
+    ("alltoall", "direct"): ALPHA + max(PEER + (P - 1) / P * N / LINE, (P - 1) * PEER + N / P / LINE),
     ("alltoall", "bruck"): LOG_P * ALPHA + N / 2 * LOG_P / LINE,
     ("broadcast", "ring"): (P - 1) * (ALPHA + N / LINE),  # pipelined chain, one chunk
     ("sendrecv", "direct"): ALPHA + N / LINE,

@@ -7,8 +7,10 @@ links. ``run_groups`` evaluates that: each phase's flows of all groups are
 routed together (``twin.simcore.compile.route``, same ECMP modes and flow
 keys as the simulator), rates come from max-min sharing
 (``twin.simcore.congestion.max_min_rates``) and a step lasts as long as its
-slowest flow (``twin.simcore.algorithms.step_time``), exactly the simulator's
-laws; only the flow set differs.
+slowest flow (``twin.simcore.simulate.phase_step_times``: per-peer posting, in-switch
+start-up and NVLS loops included), exactly the simulator's laws; only the flow set differs.
+In-switch reduction runs each group up and down its own tree (``simulate.reduction_tree``);
+trees that share an arc share it.
 """
 
 from __future__ import annotations
@@ -20,9 +22,10 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
-from twin.simcore.algorithms import Phase, step_time
+from twin.simcore.algorithms import Phase
 from twin.simcore.compile import CompiledFabric, Routes, arc_record, flow_keys, route
 from twin.simcore.congestion import max_min_rates
+from twin.simcore.simulate import phase_step_times, reduction_tree
 from twin.simcore.transport import protocols_to_try
 
 __all__ = ["GroupRun", "link_records", "route_phase", "run_groups"]
@@ -68,7 +71,9 @@ def run_groups(
     arc_bytes = np.zeros(len(compiled.arc_tail))
     routed: dict[str, tuple[Routes, np.ndarray]] = {}
     for phase in phases:
-        if phase.pattern not in routed:
+        if phase.pattern not in routed and phase.in_switch:
+            routed[phase.pattern] = _reduction_trees(compiled, groups, phase)
+        elif phase.pattern not in routed:
             routes = route_phase(compiled, groups, phase, ecmp=ecmp, seed=seed)
             routed[phase.pattern] = (routes, max_min_rates(routes.incidence, compiled.arc_capacity))
         routes = routed[phase.pattern][0]
@@ -88,6 +93,26 @@ def run_groups(
     )
 
 
+def _reduction_trees(compiled: CompiledFabric, groups: np.ndarray, phase: Phase) -> tuple[Routes, np.ndarray]:
+    """Each group's in-switch reduction tree (``simulate.reduction_tree``), its rows one after
+    the other, and their rates: a tree's streams share an arc with the other groups' trees
+    (max-min over one row per tree, each at most its slowest arc times the in-switch
+    efficiency: alone, the simulator's rate)."""
+    trees = [reduction_tree(compiled, group[phase.sources]) for group in groups]
+    incidence = sparse.vstack([tree.incidence for tree, _ in trees], format="csr")
+    first_rows = np.arange(len(groups)) * len(phase.sources)
+    efficiency = compiled.transport.in_switch_efficiency
+    shared = max_min_rates(incidence[first_rows], compiled.arc_capacity * efficiency)
+    rates = np.minimum(shared, [slowest for _, slowest in trees])
+    routes = Routes(
+        incidence=incidence,
+        latency=np.concatenate([tree.latency for tree, _ in trees]),
+        switch_hops=np.concatenate([tree.switch_hops for tree, _ in trees]),
+        scale_out=np.concatenate([tree.scale_out for tree, _ in trees]),
+    )
+    return routes, np.repeat(rates, len(phase.sources))
+
+
 def _timed(
     compiled: CompiledFabric, phases: Sequence[Phase], routed: dict[str, tuple[Routes, np.ndarray]], protocol: str
 ) -> tuple[float, float, float, int, str]:
@@ -104,17 +129,16 @@ def _timed(
         routes, wire_rates = routed[phase.pattern]
         cost = costs[phase.pattern]
         rates = wire_rates * cost.efficiency
-        times = step_time(
-            phase.bytes_per_flow, rates, cost.alpha, cost.chunk_bytes, cost.chunks_in_flight,
-            depth=phase.depth, startup=phase.peer_issues * cost.peer_issue,
-        )  # fmt: skip
+        times = phase_step_times(phase, phase.bytes_per_flow, rates, cost, compiled.transport)
         slowest = int(np.argmax(times))
         moving = float(phase.bytes_per_flow / rates[slowest]) if np.isfinite(rates[slowest]) else 0.0
         total += phase.steps * float(times[slowest])
         bandwidth += phase.steps * moving
         latency += phase.steps * (float(times[slowest]) - moving)
         if phase.steps * moving > dominant[0]:
-            dominant = (phase.steps * moving, _fullest_arc(routes.incidence, wire_rates, compiled, slowest))
+            # An in-switch tree's arcs are all on its group's first row.
+            carrying = slowest - slowest % len(phase.sources) if phase.in_switch else slowest
+            dominant = (phase.steps * moving, _fullest_arc(routes.incidence, wire_rates, compiled, carrying))
     return total, latency, bandwidth, dominant[1], protocol
 
 

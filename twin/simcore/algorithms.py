@@ -44,6 +44,7 @@ __all__ = [
     "Phase",
     "closed_form_time",
     "phases_for",
+    "posting_time",
     "step_time",
 ]
 
@@ -112,6 +113,26 @@ def step_time(
     wire = bytes_per_flow / chunks / rate  # one chunk on the wire
     slot_waits = np.floor((chunks - 1) / chunks_in_flight) * np.maximum(0.0, alpha - (chunks_in_flight - 1) * wire)
     return startup + alpha + bytes_per_flow / rate + (depth - 1) * (alpha + wire) + slot_waits
+
+
+def posting_time(
+    phase: Phase, peer_issue: np.ndarray | float, bytes_per_flow: float, rate: np.ndarray | float
+) -> np.ndarray | float:
+    """What a step's per-peer posting adds to its time (s), per flow at payload ``rate``.
+
+    Direct writes (memory-semantic: one-shot, two-shot, direct reduce-scatter and allgather)
+    post their writes and flags before the data counts, all of it: ``peer_issues x
+    peer_issue`` (MODELLING.md's corrected rows). Posted messages (direct all-to-all: NCCL's
+    grouped sends, which the proxy thread progresses for every peer at once, NVIDIA/nccl#316,
+    #376) go on the wire as they are posted: message ``j`` of ``m = peer_issues`` leaves at ``j o``
+    and the port drains them one after another, so the step ends at
+    ``max(o + b / R, m o + b / (m R))`` (``b / R`` the port's time for all ``m``): the
+    posting hides behind the transfers until it takes longer than they do."""
+    posting = phase.peer_issues * peer_issue
+    if phase.memory_semantic or not phase.peer_issues:
+        return posting
+    wire = bytes_per_flow / rate  # all m messages through the rank's port
+    return np.maximum(peer_issue, posting + wire / phase.peer_issues - wire)
 
 
 def phases_for(
@@ -185,7 +206,7 @@ def closed_form_time(
         rate = bandwidth / max(out_degree, in_degree)
         total += phase.steps * step_time(
             phase.bytes_per_flow, rate, alpha, chunk_bytes, chunks_in_flight,
-            depth=phase.depth, startup=phase.peer_issues * peer_issue,
+            depth=phase.depth, startup=posting_time(phase, peer_issue, phase.bytes_per_flow, rate),
         )  # fmt: skip
     return float(total)
 
@@ -378,7 +399,7 @@ def _direct(collective: str) -> Callable:
         if collective == "sendrecv":
             return [Phase("send to the next rank", "ring", *_shift(p, 1), n)]
         if collective == "alltoall":
-            # Posted at once: each rank pays the issue cost of p - 1 messages, one latency.
+            # Posted at once: p - 1 messages a rank, each on the wire once posted, one latency.
             return [_every_peer("exchange with every peer", p, n / p, peer_issues=p - 1)]
         return [
             _every_peer(f"direct {collective}", p, n / p, peer_issues=2 * (p - 1), memory_semantic=True)

@@ -51,6 +51,7 @@ port (else its first port) reaches, directly or through its NIC.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass
 from typing import Any
@@ -248,7 +249,7 @@ def compiled_with_links_down(compiled: CompiledFabric, spec: FabricSpec) -> Comp
     keep = ~down[compiled.arc_link]
     # Selecting arcs keeps the compiled order (forward arcs of live links, then backward ones).
     used_classes, arc_class = np.unique(compiled.arc_class[keep], return_inverse=True)
-    arc_arrays = ("arc_tail", "arc_head", "arc_link", "arc_port", "arc_capacity", "arc_raw_capacity", "arc_latency", "arc_scale_out", "arc_level")
+    arc_arrays = tuple(name for name in _ARC_ARRAYS if name != "arc_class")
     return _with_routing(
         spec=spec,
         transport=compiled.transport,
@@ -263,6 +264,10 @@ def compiled_with_links_down(compiled: CompiledFabric, spec: FabricSpec) -> Comp
         class_names=tuple(compiled.class_names[number] for number in used_classes.tolist()),
         **{name: getattr(compiled, name)[keep] for name in arc_arrays},
     )
+
+
+_ARC_ARRAYS = ("arc_tail", "arc_head", "arc_link", "arc_port", "arc_capacity", "arc_raw_capacity", "arc_latency", "arc_scale_out", "arc_class", "arc_level")
+"""The per-arc arrays of a ``CompiledFabric`` that ``_with_routing`` is given."""
 
 
 def _with_routing(**fields) -> CompiledFabric:
@@ -542,6 +547,7 @@ def all_pairs_entries(compiled: CompiledFabric, ranks: np.ndarray, mode: str) ->
     """The walk entries ``route_all_pairs`` starts from on ``ranks``, known before anything is
     allocated: (source groups) x (destinations: cards pinned, groups else), spraying times a
     card's uplinks. What callers refuse a pattern by; the walk checks each later hop itself."""
+    compiled = _through_private_nics(compiled)[0]
     groups = len(_all_pairs_plan(compiled, np.asarray(ranks, dtype=np.intp)).group_size)
     if mode == "pinned":
         return groups * len(ranks)
@@ -581,6 +587,10 @@ def route_all_pairs(compiled: CompiledFabric, ranks: np.ndarray, *, mode: str, m
     """
     if mode not in ECMP_MODES:
         raise TwinCoreError(f"ECMP mode {mode!r}; expected one of {', '.join(ECMP_MODES)}")
+    direct, to_original = _through_private_nics(compiled)
+    if to_original is not None:
+        routes = route_all_pairs(direct, ranks, mode=mode, max_entries=max_entries)
+        return dataclasses.replace(routes, incidence=sparse.csr_array(routes.incidence @ to_original))
     if (compiled.is_card[compiled.arc_tail] & compiled.is_card[compiled.arc_head]).any():
         raise TwinCoreError("all-pairs flow classes need cards cabled to switches or NICs only, not to other cards")
     ranks = np.asarray(ranks, dtype=np.intp)
@@ -632,6 +642,70 @@ def route_all_pairs(compiled: CompiledFabric, ranks: np.ndarray, *, mode: str, m
         scale_out=used == 1,
         members=totals.members[used],
     )
+
+
+@functools.lru_cache(maxsize=4)
+def _through_private_nics(compiled: CompiledFabric) -> tuple[CompiledFabric, sparse.csr_array | None]:
+    """``compiled`` with every *private NIC* passed through, for the all-pairs walk: (the fabric
+    with each such card cabled straight to the NIC's switch, a matrix from its arcs to
+    ``compiled``'s), or (``compiled``, None) without private NICs.
+
+    A private NIC (an HCA of an ibnetdiscover dump, a SuperPOD's per-GPU NIC) is a node that is
+    neither card nor switch with two live links, one to a single card and one onward: every
+    path of its card crosses both links, and no other path crosses either (a path never crosses
+    a card). Its two hops each way are then one arc with the smaller capacity, the summed latency
+    and either's domain: the same paths (the NIC's single next hop adds no choice, pinned or
+    not), so cards behind their own NICs on one switch collapse into one group as cards cabled
+    to it do. The matrix puts each joined arc's flows back on both of its arcs, the rest on
+    themselves; every node keeps its place (the NICs stay, without arcs)."""
+    tail, head, is_card = compiled.arc_tail, compiled.arc_head, compiled.is_card
+    node_count, arc_count = compiled.node_count, len(tail)
+    degree = np.bincount(tail, minlength=node_count)
+    card_arcs = np.bincount(tail[is_card[head]], minlength=node_count)
+    private = ~is_card & ~compiled.is_switch & (degree == 2) & (card_arcs == 1)
+    if not private.any():
+        return compiled, None
+    out_of_nic = np.flatnonzero(private[tail])
+    out_of_nic = out_of_nic[np.argsort(tail[out_of_nic], kind="stable")].reshape(-1, 2)  # a row a NIC
+    into_card = np.where(is_card[head[out_of_nic[:, 0]]], out_of_nic[:, 0], out_of_nic[:, 1])
+    onward = out_of_nic.sum(axis=1) - into_card
+    half = arc_count // 2  # arcs come in two halves: each link forward, then backward
+    from_card, back = (into_card + half) % arc_count, (onward + half) % arc_count
+    # The card's arc out becomes card -> switch, its arc in switch -> card; the NIC's onward
+    # link leaves (both its arcs: the two halves stay aligned).
+    fields = {name: getattr(compiled, name).copy() for name in _ARC_ARRAYS}
+    fields["arc_head"][from_card] = head[onward]
+    fields["arc_tail"][into_card] = tail[back]
+    fields["arc_port"][into_card] = compiled.arc_port[back]
+    for name in ("arc_capacity", "arc_raw_capacity"):
+        values = getattr(compiled, name)
+        fields[name][from_card] = np.minimum(values[from_card], values[onward])
+        fields[name][into_card] = np.minimum(values[back], values[into_card])
+    fields["arc_latency"][from_card] += compiled.arc_latency[onward]
+    fields["arc_latency"][into_card] += compiled.arc_latency[back]
+    fields["arc_scale_out"][from_card] |= compiled.arc_scale_out[onward]
+    fields["arc_scale_out"][into_card] |= compiled.arc_scale_out[back]
+    keep = np.ones(arc_count, dtype=bool)
+    keep[onward] = keep[back] = False
+    kept = np.flatnonzero(keep)
+    position = np.cumsum(keep) - 1
+    rows = np.concatenate([position[kept], position[from_card], position[into_card]])
+    columns = np.concatenate([kept, onward, back])
+    to_original = sparse.csr_array((np.ones(len(rows)), (rows, columns)), shape=(len(kept), arc_count))
+    direct = _with_routing(
+        spec=compiled.spec,
+        transport=compiled.transport,
+        card_ids=compiled.card_ids,
+        card_nodes=compiled.card_nodes,
+        card_route_index=compiled.card_route_index,
+        card_supernode=compiled.card_supernode,
+        in_switch_reduction=compiled.in_switch_reduction,
+        is_card=is_card,
+        is_switch=compiled.is_switch,
+        class_names=compiled.class_names,
+        **{name: values[keep] for name, values in fields.items()},
+    )
+    return direct, to_original
 
 
 _DESTINATIONS_AT_ONCE = 1 << 21
@@ -1078,10 +1152,24 @@ def _next_options(
     valid = np.abs(compiled.hop_cost[candidates] + beyond - distance[:, None]) < 1e-9
     bits = np.packbits(valid, axis=1, bitorder="little")
     bits = np.pad(bits, ((0, 0), (0, -bits.shape[1] % 8))).view(np.uint64)
-    _, first, set_of = np.unique(np.column_stack([candidate_of.astype(np.uint64), bits]), axis=0, return_index=True, return_inverse=True)
+    _, first, set_of = _unique_rows(np.column_stack([candidate_of.astype(np.uint64), bits]))
     valid_sets, valid_columns = np.nonzero(valid[first])
     counts = np.bincount(valid_sets, minlength=len(first))
     return set_of.ravel(), candidates[first][valid_sets, valid_columns], valid_columns, counts, np.cumsum(counts) - counts
+
+
+def _unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``np.unique(rows, axis=0, return_index=True, return_inverse=True)`` of a 2-D unsigned
+    array, the same rows in the same (lexicographic) order, as a stable sort of one integer key
+    per row built column by column (numpy's row unique sorts every row as a record: several
+    times slower)."""
+    key = np.zeros(len(rows), dtype=np.int64)
+    for column in rows.T:
+        values, numbers = np.unique(column, return_inverse=True)
+        key = key * len(values) + numbers
+        key = np.unique(key, return_inverse=True)[1]  # renumbered: never overflows
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    return rows[first], first, inverse
 
 
 def _pinned_choices(

@@ -35,11 +35,20 @@ def max_min_rates(
     by_arc = sparse.csr_array(incidence.T)
     rates = np.full(incidence.shape[0], np.inf)
     active = np.diff(incidence.indptr) > 0
-    remaining = capacity.astype(float).copy()
     load = by_arc @ active.astype(float)
-    level = 0.0
+    # Only arcs still carrying unfrozen flows take part in a round. Loads only fall, so an arc
+    # that leaves stays out: the rounds work on the arcs in use (``arcs``, by their ``slot``),
+    # compacted whenever half of them have emptied, the same answer at a fraction of the cost.
+    used = load > _TOLERANCE
+    arcs, slot = np.arange(len(load)), np.empty(len(load), dtype=np.intp)
+    remaining = capacity.astype(float)
+    level, compact = 0.0, True
     while active.any():
-        used = load > _TOLERANCE
+        if compact:
+            arcs, load, remaining, capacity = arcs[used], load[used], remaining[used], capacity[used]
+            slot.fill(len(arcs))  # arcs out of use: a spare slot past the end
+            slot[arcs] = np.arange(len(arcs))
+            used = np.ones(len(arcs), dtype=bool)
         step = (remaining[used] / load[used]).min() if used.any() else np.inf
         if limit is not None:
             step = min(step, limit - level)
@@ -48,14 +57,17 @@ def max_min_rates(
         if limit is not None and level >= limit * (1 - _TOLERANCE):
             frozen = np.flatnonzero(active)
         else:
-            saturated = np.flatnonzero(used & (remaining <= _TOLERANCE * capacity))
+            saturated = arcs[used & (remaining <= _TOLERANCE * capacity)]
             crossing = by_arc.indices[_row_entries(by_arc.indptr, saturated)]
             frozen = np.unique(crossing[active[crossing]])
         rates[frozen] = level
         active[frozen] = False
         entries = _row_entries(incidence.indptr, frozen)
-        load -= np.bincount(incidence.indices[entries], weights=incidence.data[entries], minlength=len(load))
+        freed = np.bincount(slot[incidence.indices[entries]], weights=incidence.data[entries], minlength=len(arcs) + 1)
+        load -= freed[: len(arcs)]
         load[np.abs(load) < _TOLERANCE] = 0.0
+        used = load > _TOLERANCE
+        compact = 2 * np.count_nonzero(used) < len(arcs)
     return rates
 
 

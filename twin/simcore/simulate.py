@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
-from twin.simcore.algorithms import ALL_PAIRS, BUS_FACTORS, Phase, algorithms_for, phases_for, step_time
+from twin.simcore.algorithms import ALL_PAIRS, BUS_FACTORS, Phase, algorithms_for, phases_for, posting_time, step_time
 from twin.simcore.compile import CompiledFabric, Routes, all_pairs_entries, arc_record, compile_fabric, flow_keys, route, route_all_pairs
 from twin.simcore.congestion import max_min_rates
 from twin.simcore.errors import TwinCoreError
@@ -32,7 +32,7 @@ from twin.simcore.model import FabricSpec
 from twin.simcore.transport import PROTOCOLS, FlowCosts, Transport, protocols_to_try, transport_for
 from twin.simcore.units import three_digits
 
-__all__ = ["MAX_CLASS_ENTRIES", "MAX_PATTERN_FLOWS", "Simulator", "simulate"]
+__all__ = ["MAX_CLASS_ENTRIES", "MAX_PATTERN_FLOWS", "Simulator", "phase_step_times", "reduction_tree", "simulate"]
 
 MAX_PATTERN_FLOWS = 4_200_000
 """Largest flow pattern routed flow by flow (flows x channels): all pairs of 2,048 ranks. An
@@ -43,15 +43,28 @@ that count (``all_pairs_entries``), the walk any later hop of a batch over it. A
 fat-tree, or rail design with NVLink, starts from 8.4 million pinned, 262,144 sprayed."""
 
 
+@dataclass(frozen=True)
+class _DistinctFlows:
+    """One protocol's costs on a pattern's distinct flows (``_Pattern.distinct``), in s and bytes."""
+
+    first: np.ndarray  # the first flow of each distinct one
+    rates: np.ndarray  # payload rates (bytes/s, protocol efficiency applied)
+    alpha: np.ndarray
+    chunk_bytes: np.ndarray
+    chunks_in_flight: np.ndarray
+    peer_issue: np.ndarray
+    base: float  # the costliest flow's base latency (once per collective)
+
+
 @dataclass(frozen=True, eq=False)
 class _Pattern:
     """A routed flow pattern with its max-min rates (bytes/s, domain efficiency applied) and,
-    filled on first use, each protocol's costs per flow."""
+    filled on first use, each protocol's costs on its distinct flows."""
 
     routes: Routes
     rates: np.ndarray
     channels: int
-    costs: dict[str, FlowCosts]
+    costs: dict[str, _DistinctFlows]
 
     @property
     def flows(self) -> float:
@@ -74,9 +87,36 @@ class _Pattern:
         np.maximum.at(fastest, incidence.indices, self.rates[rows])
         return incidence.T @ self.rates, fastest
 
-    def flow_costs(self, transport: Transport, protocol: str) -> FlowCosts:
+    @functools.cached_property
+    def distinct(self) -> np.ndarray:
+        """The first flow of each distinct (rate, domain, path latency), in flow order. A flow's
+        costs under every protocol follow from its domain and latency, so flows alike here take
+        the same step time at every size: a step is timed once per distinct flow (a ring of
+        4,096 flows on a regular fabric has one), and the first slowest of them is the first
+        slowest flow."""
+        keys = (self.routes.latency, self.routes.scale_out, self.rates)
+        order = np.lexsort(keys)  # stable: each run of equal keys starts at its first flow
+        if not len(order):
+            return order
+        same_as_previous = np.ones(len(order) - 1, dtype=bool)
+        for key in keys:
+            ordered = key[order]
+            same_as_previous &= ordered[1:] == ordered[:-1]
+        return np.sort(order[np.concatenate([[True], ~same_as_previous])])
+
+    def distinct_flows(self, transport: Transport, protocol: str) -> _DistinctFlows:
         if protocol not in self.costs:
-            self.costs[protocol] = transport.flow_costs(protocol, self.routes.scale_out, self.routes.latency)
+            first = self.distinct
+            costs = transport.flow_costs(protocol, self.routes.scale_out[first], self.routes.latency[first])
+            self.costs[protocol] = _DistinctFlows(
+                first=first,
+                rates=self.rates[first] * costs.efficiency,
+                alpha=costs.alpha,
+                chunk_bytes=costs.chunk_bytes,
+                chunks_in_flight=costs.chunks_in_flight,
+                peer_issue=costs.peer_issue,
+                base=float(costs.base.max(initial=0.0)),
+            )
         return self.costs[protocol]
 
 
@@ -180,41 +220,13 @@ class Simulator:
         return _Pattern(routes=routes, rates=rates, channels=self.channels, costs={})
 
     def _reduction_tree(self, sources: np.ndarray) -> tuple[Routes, np.ndarray]:
-        """One stream up and one down on every arc of a pinned tree from the ranks to a root.
-
-        The tree is the union of the pinned routes from every rank to the
-        first rank (their last arc, into that card, is replaced by its own
-        uplink). Each flow of the result is one rank's share; its rate is the
-        slowest arc of the tree, as the switches reduce at line rate.
-        """
-        compiled = self.compiled
-        root = sources[:1].repeat(len(sources))
-        routes = route(compiled, sources, root, mode="pinned")
-        reverse = route(compiled, root[:1], sources[1:2], mode="pinned") if len(sources) > 1 else routes
-        arcs = np.union1d(routes.incidence.indices, reverse.incidence.indices)
-        tree_switches = np.unique(compiled.arc_head[arcs][compiled.is_switch[compiled.arc_head[arcs]]])
-        if self.in_switch_reduction is not True:
-            unable = tree_switches[~compiled.in_switch_reduction[tree_switches]]
-            if self.in_switch_reduction is False or len(unable):
-                raise TwinCoreError(
-                    "in-switch reduction needs every switch of the reduction tree to reduce "
-                    f"(attrs in_switch_reduction); {len(unable)} of {len(tree_switches)} do not"
-                )
-        both_ways = np.union1d(arcs, _reverse_arcs(compiled, arcs))
-        slowest = compiled.arc_capacity[both_ways].min() * self.transport.in_switch_efficiency
-        # Each rank's flow stands for its stream; latency up to the root and back.
-        latency = routes.latency + routes.latency.max()
-        incidence = sparse.csr_array(
-            (np.ones(len(both_ways)), (np.zeros(len(both_ways), np.intp), both_ways)),
-            shape=(len(sources), len(compiled.arc_tail)),
-        )
-        tree = Routes(
-            incidence=incidence,
-            latency=latency,
-            switch_hops=2 * routes.switch_hops,
-            scale_out=routes.scale_out,
-        )
+        tree, slowest = reduction_tree(self.compiled, sources, in_switch_reduction=self.in_switch_reduction)
         return tree, np.full(len(sources), slowest / self.channels)
+
+    @functools.cached_property
+    def transport_dict(self) -> dict[str, Any]:
+        """``transport.to_dict()`` once per simulator (each result gets its own copy)."""
+        return self.transport.to_dict()
 
     @functools.cached_property
     def _rank_groups(self) -> np.ndarray | None:
@@ -347,25 +359,20 @@ class Evaluation:
         self.phases: list[dict[str, Any]] = []
         self._loads = list(zip(phases, patterns))
         self.dominant: tuple[float, _Pattern, int] | None = None  # (bandwidth time, pattern, slowest flow)
-        costs = [pattern.flow_costs(transport, protocol) for pattern in patterns]
-        base = max(float(cost.base.max()) for cost in costs)  # once per collective
+        costs = [pattern.distinct_flows(transport, protocol) for pattern in patterns]
+        base = max(cost.base for cost in costs)  # once per collective
         self.time, self.latency, self.bandwidth = base, base, 0.0
         for phase, pattern, cost in zip(phases, patterns, costs):
             self._add(phase, pattern, cost, transport)
 
-    def _add(self, phase: Phase, pattern: _Pattern, costs: FlowCosts, transport: Transport) -> None:
+    def _add(self, phase: Phase, pattern: _Pattern, costs: _DistinctFlows, transport: Transport) -> None:
         bytes_per_flow = phase.bytes_per_flow / pattern.channels
-        rates = pattern.rates * costs.efficiency
-        startup = phase.peer_issues * costs.peer_issue
-        if phase.in_switch:
-            startup = startup + transport.in_switch_startup(phase.bytes_per_flow, phase.heads)
-        times = step_time(
-            bytes_per_flow, rates, costs.alpha, costs.chunk_bytes, costs.chunks_in_flight,
-            depth=phase.depth, startup=startup,
-        )  # fmt: skip
+        rates = costs.rates
+        times = phase_step_times(phase, bytes_per_flow, rates, costs, transport)
         slowest = int(np.argmax(times))
         step = float(times[slowest])
         bandwidth_part = float(bytes_per_flow / rates[slowest]) if np.isfinite(rates[slowest]) else 0.0
+        slowest_rate, slowest = rates[slowest], int(costs.first[slowest])
         self.time += phase.steps * step
         self.bandwidth += phase.steps * bandwidth_part
         self.latency += phase.steps * (step - bandwidth_part)
@@ -378,7 +385,7 @@ class Evaluation:
                 "steps": phase.steps,
                 "flows": int(pattern.flows),
                 "bytes_per_flow": float(bytes_per_flow),
-                "slowest_rate_GBps": float(rates[slowest]) / 1e9,
+                "slowest_rate_GBps": float(slowest_rate) / 1e9,
                 "step_s": step,
                 "time_s": phase.steps * step,
             }
@@ -426,7 +433,7 @@ class Evaluation:
                 "ecmp": simulator.ecmp,
                 "seed": simulator.seed,
                 "channels": simulator.channels,
-                "transport": simulator.transport.to_dict(),
+                "transport": _copied(simulator.transport_dict),
             },
         }
 
@@ -453,6 +460,57 @@ class Evaluation:
             "bound": bound,
             "utilization": float(arc_utilization[arc]),
         }
+
+
+def reduction_tree(
+    compiled: CompiledFabric, sources: np.ndarray, *, in_switch_reduction: bool | None = None
+) -> tuple[Routes, float]:
+    """One stream up and one down on every arc of a pinned tree from ranks ``sources`` (card
+    numbers) to a root, and the tree's rate (bytes/s): its slowest arc, as the switches reduce
+    at line rate, times ``in_switch_efficiency``.
+
+    The tree is the union of the pinned routes from every rank to the first rank (their last
+    arc, into that card, is replaced by its own uplink). All its arcs are on the first row; the
+    other rows stand for the other ranks' streams. ``in_switch_reduction``: as ``Simulator``'s.
+    """
+    root = sources[:1].repeat(len(sources))
+    routes = route(compiled, sources, root, mode="pinned")
+    reverse = route(compiled, root[:1], sources[1:2], mode="pinned") if len(sources) > 1 else routes
+    arcs = np.union1d(routes.incidence.indices, reverse.incidence.indices)
+    tree_switches = np.unique(compiled.arc_head[arcs][compiled.is_switch[compiled.arc_head[arcs]]])
+    if in_switch_reduction is not True:
+        unable = tree_switches[~compiled.in_switch_reduction[tree_switches]]
+        if in_switch_reduction is False or len(unable):
+            raise TwinCoreError(
+                "in-switch reduction needs every switch of the reduction tree to reduce "
+                f"(attrs in_switch_reduction); {len(unable)} of {len(tree_switches)} do not"
+            )
+    both_ways = np.union1d(arcs, _reverse_arcs(compiled, arcs))
+    slowest = compiled.arc_capacity[both_ways].min() * compiled.transport.in_switch_efficiency
+    # Each rank's flow stands for its stream; latency up to the root and back.
+    latency = routes.latency + routes.latency.max()
+    incidence = sparse.csr_array(
+        (np.ones(len(both_ways)), (np.zeros(len(both_ways), np.intp), both_ways)),
+        shape=(len(sources), len(compiled.arc_tail)),
+    )
+    tree = Routes(incidence=incidence, latency=latency, switch_hops=2 * routes.switch_hops, scale_out=routes.scale_out)
+    return tree, float(slowest)
+
+
+def phase_step_times(
+    phase: Phase, bytes_per_flow: float, rates: np.ndarray, costs: FlowCosts | _DistinctFlows, transport: Transport
+) -> np.ndarray:
+    """Time of one step of ``phase`` for each flow carrying ``bytes_per_flow`` at payload
+    ``rates`` with one protocol's ``costs`` (``algorithms.step_time``): the start-up is the
+    per-peer posting of a direct step (``algorithms.posting_time``) and, for in-switch
+    reduction, NVLS's start-up and loops.
+    The one step law of the simulator and of concurrent groups (``twin.operations.concurrent``)."""
+    startup = posting_time(phase, costs.peer_issue, bytes_per_flow, rates)
+    if phase.in_switch:
+        startup = startup + transport.in_switch_startup(phase.bytes_per_flow, phase.heads)
+    return step_time(
+        bytes_per_flow, rates, costs.alpha, costs.chunk_bytes, costs.chunks_in_flight, depth=phase.depth, startup=startup
+    )
 
 
 def simulate(
@@ -488,6 +546,11 @@ def _hottest(utilization: np.ndarray, count: int) -> np.ndarray:
     tied = np.flatnonzero(utilization == threshold)[: count - len(above)]
     chosen = np.concatenate([above, tied])
     return chosen[np.argsort(-utilization[chosen], kind="stable")]
+
+
+def _copied(settings: dict[str, Any]) -> dict[str, Any]:
+    """A copy of nested dicts of plain values (``copy.deepcopy`` costs ten times more)."""
+    return {key: _copied(value) if isinstance(value, dict) else value for key, value in settings.items()}
 
 
 def _reverse_arcs(compiled: CompiledFabric, arcs: np.ndarray) -> np.ndarray:
