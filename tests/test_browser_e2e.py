@@ -55,6 +55,13 @@ def log_in(page, base_url: str) -> None:
     page.click("button[type=submit]")
 
 
+def open_panel(page, panel: str) -> None:
+    """Expands a workspace panel as a user would, from its heading's toggle (panels start collapsed)."""
+    toggle = page.locator(f"#{panel} .dock-toggle")
+    if toggle.get_attribute("aria-expanded") != "true":
+        toggle.click()
+
+
 def test_login_run_and_redis_outage(tmp_path, stack_database_url, browser):
     redis = EmbeddedRedis(workdir=tmp_path / "redis").start()
     stack = Stack(data_dir=tmp_path, env_overrides={"DATABASE_URL": stack_database_url, "REDIS_URL": redis.url})

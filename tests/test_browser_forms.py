@@ -7,7 +7,7 @@ telemetry source have their own browser tests.)"""
 import json
 
 from tests.stack import ROOT, Session, Stack
-from tests.test_browser_e2e import ADMIN_PASSWORD, browser, log_in, pytestmark  # noqa: F401  (fixture, marks)
+from tests.test_browser_e2e import ADMIN_PASSWORD, browser, log_in, open_panel, pytestmark  # noqa: F401  (fixture, marks)
 from tests.test_browser_tour import VIEWPORT, start_run, upload, wait_for_runs
 from twin.common.embedded import EmbeddedRedis
 
@@ -18,13 +18,6 @@ NCCL_TESTS = [DATA / "traces" / "nccl-tests_all_reduce_perf_8gpu_classic.txt", D
 
 def rows(page, table: str) -> list[str]:
     return page.locator(f"{table} tbody tr").all_inner_texts()
-
-
-def open_panel(page, panel: str) -> None:
-    """Expands a workspace panel from its heading's toggle, as a user would (panels start collapsed)."""
-    toggle = page.locator(f"#{panel} .dock-toggle")
-    if toggle.get_attribute("aria-expanded") != "true":
-        toggle.click()
 
 
 def test_every_other_form_from_its_page(tmp_path, stack_database_url, browser):

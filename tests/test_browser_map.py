@@ -9,7 +9,7 @@ import shutil
 from urllib.parse import parse_qs, urlsplit
 
 from tests.stack import ROOT, Stack
-from tests.test_browser_e2e import ARTIFACTS, browser, log_in, pytestmark, wait_until  # noqa: F401  (fixture, marks)
+from tests.test_browser_e2e import ARTIFACTS, browser, log_in, open_panel, pytestmark, wait_until  # noqa: F401  (fixture, marks)
 from twin.common.embedded import EmbeddedRedis
 
 DUMP = ROOT / "tests" / "data" / "ib" / "ibnetdiscover_2leaf_1spine_8hca.txt"
@@ -41,11 +41,6 @@ def click_link(page, link: int) -> None:
     point = page.evaluate("(link) => window.__twinMap.linkOnScreen(link)", link)
     assert point is not None, f"link {link} is not drawn"
     page.mouse.click(point["x"], point["y"])
-
-
-def open_panel(page, panel_id: str) -> None:
-    if page.get_attribute(f"#{panel_id} .dock-toggle", "aria-expanded") != "true":
-        page.click(f"#{panel_id} .dock-toggle")
 
 
 def query_of(url: str) -> dict[str, str]:

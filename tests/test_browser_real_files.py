@@ -4,14 +4,11 @@ as shown, in headless Chromium against a real worker: hop statistics, a collecti
 failures, the what-if and a replay. Each must finish with a result, or the page must say why it
 is not offered. (A real dump that parsed and then had 0 cards shipped once: this is the walk that
 would have caught it.)"""
-import json
-import urllib.request
-
 import pytest
 
 from tests.stack import ROOT, Session, Stack
 from tests.test_browser_e2e import browser, log_in, pytestmark  # noqa: F401  (fixture, marks)
-from tests.test_browser_tour import VIEWPORT
+from tests.test_browser_tour import VIEWPORT, upload
 from twin.common.embedded import EmbeddedRedis
 
 DATA = ROOT / "tests" / "data"
@@ -35,24 +32,6 @@ RUN_FORMS = [
 ]
 
 
-def upload_file(session: Session, fabric: str, path) -> dict:
-    """Stores the file as a new snapshot through the API under its own file name (formats are told
-    apart by content and name, as a user's upload is)."""
-    boundary = "real-file-boundary"
-    body = (
-        f'--{boundary}\r\nContent-Disposition: form-data; name="fabric"\r\n\r\n{fabric}\r\n'
-        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{path.name}"\r\n'
-        f"Content-Type: application/octet-stream\r\n\r\n"
-    ).encode() + path.read_bytes() + f"\r\n--{boundary}--\r\n".encode()
-    request = urllib.request.Request(
-        session.base_url + "/api/snapshots/", data=body,
-        headers={"Content-Type": f"multipart/form-data; boundary={boundary}", "X-CSRFToken": session.cookie("csrftoken"),
-                 "Referer": session.base_url + "/"},
-    )  # fmt: skip
-    with session.opener.open(request, timeout=120) as response:
-        return json.loads(response.read())
-
-
 @pytest.fixture(scope="module")
 def real_stack(tmp_path_factory, stack_database_url_module):
     tmp_path = tmp_path_factory.mktemp("real-files")
@@ -62,7 +41,7 @@ def real_stack(tmp_path_factory, stack_database_url_module):
             session = Session(stack.base_url)
             fabrics = {}
             for number, name in enumerate(REAL_FILES):
-                snapshot = upload_file(session, f"real-{number}", DATA / name)
+                snapshot = upload(session, f"real-{number}", (DATA / name).read_bytes(), filename=(DATA / name).name)
                 assert snapshot["card_count"] == REAL_FILES[name], (name, snapshot["card_count"])
                 fabrics[name] = snapshot["fabric"]
             yield stack, fabrics

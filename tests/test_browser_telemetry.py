@@ -15,18 +15,11 @@ import pytest
 
 from tests.prometheus_stack import PROMETHEUS
 from tests.stack import ROOT, Session, Stack
-from tests.test_browser_e2e import ARTIFACTS, browser, log_in, pytestmark as browser_marks, wait_until  # noqa: F401  (fixture)
+from tests.test_browser_e2e import ARTIFACTS, browser, log_in, open_panel, pytestmark as browser_marks, wait_until  # noqa: F401  (fixture)
 from tests.test_telemetry_prometheus import DUMP, WINDOW_S, prometheus  # noqa: F401  (fixture)
 from twin.common.embedded import EmbeddedRedis, free_port
 
 pytestmark = [*browser_marks, pytest.mark.skipif(PROMETHEUS is None, reason="needs Debian's prometheus binary on PATH (apt-get install prometheus)")]
-
-
-def open_panel(page, panel: str) -> None:
-    """Expands a workspace panel as a user would, from its heading's toggle (kept per user)."""
-    toggle = page.locator(f"#{panel} .dock-toggle")
-    if toggle.get_attribute("aria-expanded") == "false":
-        toggle.click()
 
 
 def save_source(page, url: str) -> None:

@@ -21,14 +21,16 @@ WIDEST = """[...document.querySelectorAll('body *')]
   .slice(0, 5).map((el) => `${el.tagName.toLowerCase()}.${el.className} (${Math.round(el.getBoundingClientRect().right)} px)`)"""
 
 
-def upload(session: Session, name: str, text: str) -> dict:
-    """Stores `text` as a new snapshot of fabric `name` through the API, as a collector would."""
+def upload(session: Session, name: str, text: str | bytes, filename: str | None = None) -> dict:
+    """Stores `text` as a new snapshot of fabric `name` through the API, as a collector would,
+    under `filename` (formats are told apart by content and name; default `<name>.txt`)."""
     boundary = "tour-boundary"
+    data = text.encode() if isinstance(text, str) else text
     body = (
         f'--{boundary}\r\nContent-Disposition: form-data; name="fabric"\r\n\r\n{name}\r\n'
-        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{name}.txt"\r\n'
-        f"Content-Type: text/plain\r\n\r\n{text}\r\n--{boundary}--\r\n"
-    ).encode()
+        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{filename or name + ".txt"}"\r\n'
+        f"Content-Type: application/octet-stream\r\n\r\n"
+    ).encode() + data + f"\r\n--{boundary}--\r\n".encode()
     request = urllib.request.Request(
         session.base_url + "/api/snapshots/", data=body,
         headers={"Content-Type": f"multipart/form-data; boundary={boundary}", "X-CSRFToken": session.cookie("csrftoken"),
