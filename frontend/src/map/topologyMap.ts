@@ -712,6 +712,7 @@ function showMap(host: HTMLElement, stage: HTMLElement, model: MapModel, context
               : t("map.legend.hops", { hops: numbers.integer(row.hops), cards });
         entries.push(entry(row.colour, label, "node"));
       }
+      entries.push(element(doc, "li", {}, [button(t("map.legend.hopsClear"), () => api.clearOverlay("hops"), { class: "btn btn-small tmap-hops-clear" })]));
     }
     legend.replaceChildren(...entries);
   };
