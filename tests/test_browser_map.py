@@ -140,6 +140,11 @@ def test_links_labels_hops_and_frames_on_the_map_of_an_uploaded_fabric(tmp_path,
             wait_until(page, f"document.querySelector('#fabric-map').dataset.hopSource === {card_of_node01!r}", timeout_ms=10000)
             assert first_source != card_of_node01 and page.get_attribute("#fabric-map", "data-hop-counts") == "1:3,3:4"
             page.screenshot(path=str(ARTIFACTS / "map-hops.png"))
+            # Clear hops: the normal colours back, the hop legend gone.
+            page.click(".tmap-hops-clear")
+            wait_until(page, "document.querySelector('#fabric-map').dataset.hopSource === undefined", timeout_ms=10000)
+            assert page.get_attribute("#fabric-map", "data-hop-counts") is None
+            assert page.query_selector(".tmap-hops-clear") is None
 
             # A replay, then its frame deep link: the player at that frame, the map coloured by it.
             open_panel(page, "replay-panel")
