@@ -25,7 +25,7 @@ import numpy as np
 from scipy import sparse
 
 from twin.simcore.algorithms import ALL_PAIRS, BUS_FACTORS, Phase, algorithms_for, phases_for, posting_time, step_time
-from twin.simcore.compile import CompiledFabric, Routes, all_pairs_entries, arc_record, compile_fabric, flow_keys, route, route_all_pairs
+from twin.simcore.compile import CompiledFabric, Routes, all_pairs_walk_size, arc_record, compile_fabric, flow_keys, route, route_all_pairs
 from twin.simcore.congestion import max_min_rates
 from twin.simcore.errors import TwinCoreError
 from twin.simcore.model import FabricSpec
@@ -38,9 +38,11 @@ MAX_PATTERN_FLOWS = 4_200_000
 """Largest flow pattern routed flow by flow (flows x channels): all pairs of 2,048 ranks. An
 all-pairs pattern above it runs as flow classes."""
 MAX_CLASS_ENTRIES = 20_000_000
-"""Most walk entries an all-pairs pattern as flow classes starts from: ``too_large`` refuses by
-that count (``all_pairs_entries``), the walk any later hop of a batch over it. A 16,384-card
-fat-tree, or rail design with NVLink, starts from 8.4 million pinned, 262,144 sprayed."""
+"""Most walk entries an all-pairs pattern as flow classes handles: ``too_large`` refuses by that
+count (``all_pairs_walk_size``: the entries it starts from, times the choices each splits into
+when hashed or sprayed), the walk any later hop of a batch over it. A 16,384-card fat-tree
+handles 8.4 million pinned or hashed (seconds), its rail design 16.8 million hashed; a
+65,536-card fat-tree 134 million (minutes: refused, ``auto`` goes on without it)."""
 
 
 @dataclass(frozen=True)
@@ -247,12 +249,12 @@ class Simulator:
         flows = len(self.ranks) * (len(self.ranks) - 1) * self.channels
         if flows <= self.max_pattern_flows:
             return {}
-        entries = all_pairs_entries(self.compiled, self.ranks, self.ecmp)
+        entries = all_pairs_walk_size(self.compiled, self.ranks, self.ecmp)
         if entries <= MAX_CLASS_ENTRIES:
             return {}
         return {
             name: (
-                f"all-pairs pattern of {flows:,} flows; as flow classes its walk starts from {entries:,} entries, "
+                f"all-pairs pattern of {flows:,} flows; as flow classes its walk handles {entries:,} entries, "
                 f"more than {MAX_CLASS_ENTRIES:,} (cards alike share an entry: here few are); use fewer ranks or another algorithm"
             )
             for name in algorithms_for(collective)
