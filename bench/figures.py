@@ -34,6 +34,7 @@ BENCHMARKS = {
     "ws-load": ["bench/bench_ws_load.py", "--clients", "500", "--web-processes", "2", "--client-processes", "4", "--frames", "binary"],
     "telemetry": ["bench/bench_telemetry.py", "--seconds", "20"],
     "layout": ["bench/bench_layout_serve.py"],
+    "map": ["bench/bench_map.py"],
 }
 LOG_DIRECTORY = ROOT / "var" / "bench"
 
