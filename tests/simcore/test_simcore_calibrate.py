@@ -128,7 +128,7 @@ def test_parameters_the_runs_cannot_pin_down_are_refused():
 
 
 def test_parameters_stored_with_the_fabric_are_used_by_later_runs(fitted):
-    stored = replace(eight_h100(), attrs={"transport": fitted["transport"]})
+    stored = replace(eight_h100(), attrs={"transport": {**eight_h100().attrs["transport"], **fitted["transport"]}})
     for point in fitted["points"]:
         again = simulate(stored, collective="allreduce", size_bytes=point["size_bytes"], algorithm="in_switch")
         assert again["busbw_GBps"] == pytest.approx(point["predicted_busbw_GBps"], rel=1e-9)

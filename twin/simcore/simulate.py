@@ -236,8 +236,9 @@ class Simulator:
     # -- runs -----------------------------------------------------------------
 
     def candidates(self, collective: str) -> list[str]:
-        """Algorithms implementing ``collective`` (applicability is checked when run)."""
-        return algorithms_for(collective)
+        """Algorithms ``auto`` weighs for ``collective``: those implementing it that the transport's
+        tuner chooses from (``Transport.tuner``; applicability is checked when run)."""
+        return self.transport.tuner_algorithms(collective, algorithms_for(collective))
 
     def too_large(self, collective: str) -> dict[str, str]:
         """The all-pairs algorithms of ``collective`` refused on these ranks, each with why.
@@ -284,8 +285,14 @@ class Simulator:
 
     def _auto(self, collective: str, size_bytes: float, protocol: str, top_links: int) -> dict[str, Any]:
         evaluated: dict[str, Evaluation] = {}
-        skipped: dict[str, str] = {}
-        for algorithm in self.candidates(collective):
+        candidates = self.candidates(collective)
+        tuner = self.transport.tuner
+        skipped: dict[str, str] = {
+            algorithm: f"not among the {tuner} tuner's algorithms (transport tuner); run it by name, or with tuner any"
+            for algorithm in algorithms_for(collective)
+            if algorithm not in candidates
+        }
+        for algorithm in candidates:
             try:
                 evaluated[algorithm] = self.evaluate(collective, size_bytes, algorithm, protocol)
             except TwinCoreError as error:
