@@ -285,18 +285,26 @@ class Simulator:
 
     def _auto(self, collective: str, size_bytes: float, protocol: str, top_links: int) -> dict[str, Any]:
         evaluated: dict[str, Evaluation] = {}
+        skipped: dict[str, str] = {}
         candidates = self.candidates(collective)
+        outside_tuner = [algorithm for algorithm in algorithms_for(collective) if algorithm not in candidates]
+        # The tuner's algorithms first; the others only when none of those can run here (an
+        # all-to-all too large for direct sends still gets an answer).
+        for group in (candidates, outside_tuner):
+            if evaluated:
+                break
+            for algorithm in group:
+                try:
+                    evaluated[algorithm] = self.evaluate(collective, size_bytes, algorithm, protocol)
+                except TwinCoreError as error:
+                    skipped[algorithm] = str(error)
+        unable = sorted(skipped)
+        not_weighed = [algorithm for algorithm in outside_tuner if algorithm not in evaluated and algorithm not in skipped]
         tuner = self.transport.tuner
-        skipped: dict[str, str] = {
-            algorithm: f"not among the {tuner} tuner's algorithms (transport tuner); run it by name, or with tuner any"
-            for algorithm in algorithms_for(collective)
-            if algorithm not in candidates
-        }
-        for algorithm in candidates:
-            try:
-                evaluated[algorithm] = self.evaluate(collective, size_bytes, algorithm, protocol)
-            except TwinCoreError as error:
-                skipped[algorithm] = str(error)
+        skipped.update(
+            (algorithm, f"not among the {tuner} tuner's algorithms (transport tuner); run it by name, or with tuner any")
+            for algorithm in not_weighed
+        )
         if not evaluated:
             raise TwinCoreError(f"no algorithm can run {collective} here: {skipped}")
         ranking = sorted(evaluated, key=lambda name: evaluated[name].time)
@@ -307,7 +315,8 @@ class Simulator:
             f"{ranking[0]} ({best.protocol}) is the fastest ({_ms(best.time)}) for {_megabytes(size_bytes)} on "
             f"{len(self.ranks)} ranks, {result['bound']}-bound"
             + (f"; then {others}" if others else "")
-            + (f"; not applicable: {', '.join(sorted(skipped))}" if skipped else "")
+            + (f"; not applicable: {', '.join(unable)}" if unable else "")
+            + (f"; not weighed by the {tuner} tuner: {', '.join(not_weighed)}" if not_weighed else "")
         )
         result["choice"] = {
             "reason": reason,
