@@ -9,7 +9,8 @@ the bytes moved. ``simulate(spec, ...)`` is the one-call form.
 
 Each algorithm runs with the protocol (LL, LL128, Simple) that NCCL's tuner
 would pick, the fastest predicted, unless one is asked for. The automatic
-choice of algorithm evaluates every applicable one the same way and keeps the
+choice of algorithm evaluates the applicable ones of the transport's tuner
+(``Transport.tuner``: NCCL's algorithms by default) the same way and keeps the
 fastest, like NCCL's tuner but with the congestion-aware times; the result
 says which protocol it used and why that algorithm (``choice``).
 """

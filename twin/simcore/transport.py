@@ -25,8 +25,10 @@ A run's time is built from four kinds of cost (docs/simulation.md):
 NCCL's three protocols trade latency for bandwidth: LL (low latency, half the
 bandwidth), LL128 (flags in 8 of 128 bytes) and Simple (full bandwidth, the
 costliest synchronisation). ``scale-up`` is memory-semantic (NVLink-like),
-``scale-out`` message passing (RDMA/Ethernet). A fabric may carry overrides in
-``attrs["transport"]`` (what ``calibrate`` produces); a run may override again.
+``scale-out`` message passing (RDMA/Ethernet). ``tuner`` names the library whose
+algorithms ``algorithm="auto"`` weighs (``TUNER_ALGORITHMS``: NCCL's by default).
+A fabric may carry overrides in ``attrs["transport"]`` (what ``calibrate``
+produces); a run may override again.
 Plain data in and out (``to_dict``).
 """
 
@@ -59,18 +61,18 @@ __all__ = [
 PROTOCOLS = ("LL", "LL128", "Simple")
 """NCCL's protocols, spelled as ``NCCL_PROTO`` takes them."""
 
-# The algorithms ``algorithm="auto"`` chooses from, by the library whose tuner the twin stands in
-# for (``Transport.tuner``). NCCL's tuner (src/graph/tuning.cc, 2.18 to 2.26) weighs Ring and Tree,
-# and for AllReduce the in-switch reductions (NVLS, NVLS-Tree, CollNet: ``in_switch``); it takes
-# Ring alone for Broadcast and Reduce, and Ring for ReduceScatter and AllGather (2.18; the NVLS
-# ones of 2.19 on have no counterpart here). Across hosts NCCL runs a ring per channel, one
-# channel a NIC, each crossing between hosts on its own rail: the twin's ``hierarchical`` (a ring
-# inside each group, one across per rail), where its single ring would take one NIC a host.
-# All-to-all and send/receive are grouped point-to-point sends (``direct``). NCCL has no one-shot
-# or two-shot kernel (custom all-reduce kernels such as TensorRT-LLM's or vLLM's; NCCL 2.27's
-# symmetric kernels need registered windows, which nccl-tests does not use by default) and none
-# of MPI's recursive doubling, Rabenseifner or Bruck. ``"any"``: every algorithm the twin knows,
-# the fastest wins.
+# The algorithms ``algorithm="auto"`` chooses from, by the library whose tuner the twin stands
+# in for (``Transport.tuner``). NCCL's tuner (src/graph/tuning.cc, read at 2.18.3 and 2.23)
+# weighs Ring and Tree, and for AllReduce the in-switch reductions (NVLS, NVLS-Tree, CollNet:
+# ``in_switch``); it takes Ring alone for Broadcast and Reduce, and Ring for ReduceScatter and
+# AllGather (2.18; the NVLS and PAT ones of later versions have no counterpart here). Across
+# hosts NCCL runs a ring per channel, one channel a NIC, each crossing between hosts on its own
+# rail: the twin's ``hierarchical`` (a ring inside each group, one across per rail), where its
+# single ring would take one NIC a host. All-to-all and send/receive are grouped point-to-point
+# sends (``direct``). NCCL has no one-shot or two-shot kernel (custom all-reduce kernels such as
+# TensorRT-LLM's or vLLM's; NCCL 2.27's symmetric kernels need registered windows, which
+# nccl-tests does not use by default) and none of MPI's recursive doubling, Rabenseifner or
+# Bruck. ``"any"``: every algorithm the twin knows, the fastest wins.
 TUNER_ALGORITHMS: dict[str, dict[str, tuple[str, ...]] | None] = {
     "nccl": {
         "allreduce": ("ring", "tree", "hierarchical", "in_switch"),
