@@ -9,7 +9,8 @@ the bytes moved. ``simulate(spec, ...)`` is the one-call form.
 
 Each algorithm runs with the protocol (LL, LL128, Simple) that NCCL's tuner
 would pick, the fastest predicted, unless one is asked for. The automatic
-choice of algorithm evaluates every applicable one the same way and keeps the
+choice of algorithm evaluates the applicable ones of the transport's tuner
+(``Transport.tuner``: NCCL's algorithms by default) the same way and keeps the
 fastest, like NCCL's tuner but with the congestion-aware times; the result
 says which protocol it used and why that algorithm (``choice``).
 """
@@ -238,8 +239,9 @@ class Simulator:
     # -- runs -----------------------------------------------------------------
 
     def candidates(self, collective: str) -> list[str]:
-        """Algorithms implementing ``collective`` (applicability is checked when run)."""
-        return algorithms_for(collective)
+        """Algorithms ``auto`` weighs for ``collective``: those implementing it that the transport's
+        tuner chooses from (``Transport.tuner``; applicability is checked when run)."""
+        return self.transport.tuner_algorithms(collective, algorithms_for(collective))
 
     def too_large(self, collective: str) -> dict[str, str]:
         """The all-pairs algorithms of ``collective`` refused on these ranks, each with why.
@@ -287,11 +289,25 @@ class Simulator:
     def _auto(self, collective: str, size_bytes: float, protocol: str, top_links: int) -> dict[str, Any]:
         evaluated: dict[str, Evaluation] = {}
         skipped: dict[str, str] = {}
-        for algorithm in self.candidates(collective):
-            try:
-                evaluated[algorithm] = self.evaluate(collective, size_bytes, algorithm, protocol)
-            except TwinCoreError as error:
-                skipped[algorithm] = str(error)
+        candidates = self.candidates(collective)
+        outside_tuner = [algorithm for algorithm in algorithms_for(collective) if algorithm not in candidates]
+        # The tuner's algorithms first; the others only when none of those can run here (an
+        # all-to-all too large for direct sends still gets an answer).
+        for group in (candidates, outside_tuner):
+            if evaluated:
+                break
+            for algorithm in group:
+                try:
+                    evaluated[algorithm] = self.evaluate(collective, size_bytes, algorithm, protocol)
+                except TwinCoreError as error:
+                    skipped[algorithm] = str(error)
+        unable = sorted(skipped)
+        not_weighed = [algorithm for algorithm in outside_tuner if algorithm not in evaluated and algorithm not in skipped]
+        tuner = self.transport.tuner
+        skipped.update(
+            (algorithm, f"not among the {tuner} tuner's algorithms (transport tuner); run it by name, or with tuner any")
+            for algorithm in not_weighed
+        )
         if not evaluated:
             raise TwinCoreError(f"no algorithm can run {collective} here: {skipped}")
         ranking = sorted(evaluated, key=lambda name: evaluated[name].time)
@@ -302,7 +318,8 @@ class Simulator:
             f"{ranking[0]} ({best.protocol}) is the fastest ({_ms(best.time)}) for {_megabytes(size_bytes)} on "
             f"{len(self.ranks)} ranks, {result['bound']}-bound"
             + (f"; then {others}" if others else "")
-            + (f"; not applicable: {', '.join(sorted(skipped))}" if skipped else "")
+            + (f"; not applicable: {', '.join(unable)}" if unable else "")
+            + (f"; not weighed by the {tuner} tuner: {', '.join(not_weighed)}" if not_weighed else "")
         )
         result["choice"] = {
             "reason": reason,
