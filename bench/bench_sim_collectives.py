@@ -42,7 +42,7 @@ sys.path.append(str(Path(__file__).resolve().parents[1]))  # after a checkout pu
 import networkx as nx  # noqa: E402
 import numpy as np  # noqa: E402
 
-from bench.measure import peak_traced_bytes  # noqa: E402
+from bench.measure import keep_figure, peak_traced_bytes  # noqa: E402
 from twin.simcore.algorithms import algorithms_for  # noqa: E402
 from twin.simcore.compile import _compile_cached  # noqa: E402
 from twin.simcore.generate import fat_tree  # noqa: E402
@@ -202,6 +202,7 @@ def main() -> None:
         f"{base_seconds / ours_pinned:.1f}x",
         f"busbw {result['busbw_GBps']:.1f} GB/s, {result['bound']}-bound; slowest rates {'agree' if agree else 'DIFFER'}",
     )
+    keep_figure("ring AllReduce, 16,384 cards, compile and run", seconds, "s", target="< 1 s", met=seconds < 1)
 
     # 2. All algorithms x 20 sizes, 4,096 cards.
     medium = fat_tree(endpoints=4096)
@@ -211,6 +212,7 @@ def main() -> None:
         "all algorithms x 20 sizes", 4096, "-", f"{seconds:.2f}", 5, "-",
         f"{done} runs; not run: {'; '.join(sorted(skipped)) or 'none'}",
     )
+    keep_figure(f"every algorithm x 20 sizes, 4,096 cards ({done} runs)", seconds, "s", target="< 5 s", met=seconds < 5)
 
     # 3. AllToAll, 1,024 cards.
     small = fat_tree(endpoints=1024, radix=16)  # 3 tiers
@@ -225,6 +227,7 @@ def main() -> None:
         f"networkx single shortest paths vs our d-mod-k: slowest {base_rate / 1e9:.3f} vs "
         f"{tiny_result['phases'][0]['slowest_rate_GBps']:.3f} GB/s",
     )
+    keep_figure("direct AllToAll, 1,024 cards", seconds, "s", target="< 5 s", met=seconds < 5)
 
     # 4. Auto AllToAll, 16,384 cards: all-pairs as flow classes, its pairs never built.
     simulator = Simulator(big)
@@ -241,6 +244,7 @@ def main() -> None:
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
     print()
     print(f"peak resident memory of the whole run: {peak:.2f} GiB (target < 2 GB)")
+    keep_figure("simulation benchmarks, peak resident memory", peak * 2**30 / 1e9, "GB", target="< 2 GB", met=peak * 2**30 < 2e9)
 
 
 if __name__ == "__main__":

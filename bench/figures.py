@@ -29,6 +29,7 @@ from bench.measure import FIGURES_FILE_VARIABLE  # noqa: E402
 
 # name -> the benchmark's command line (after the interpreter); the targets live in each script.
 BENCHMARKS = {
+    "simulation": ["bench/bench_sim_collectives.py"],
     "scale": ["bench/bench_scale.py", "--cards", "16384", "65536", "--cases", "compile", "ring", "alltoall", "placement"],
     "alltoall": ["bench/bench_scale.py", "--cards", "4096", "16384", "--cases", "a2a-hash", "a2a-pinned", "a2a-rail-hash", "a2a-rail-pinned"],
     "ws-load": ["bench/bench_ws_load.py", "--clients", "500", "--web-processes", "2", "--client-processes", "4", "--frames", "binary"],
