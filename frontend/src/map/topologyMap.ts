@@ -341,7 +341,7 @@ function showMap(host: HTMLElement, stage: HTMLElement, model: MapModel, context
     drawnAt = new Map(styled.nodes.map((node) => [node.item, node]));
     drawnInfo.textContent = t("map.status.drawn", { nodes: numbers.integer(scene.counts.nodes), links: numbers.integer(scene.counts.edges) });
     host.dataset["drawn"] = String(scene.counts.total);
-    // A hovered link's tooltip follows its data (a replay's utilisation, a pick, a new level of detail).
+    // A hovered link's tooltip follows its data (a replay frame's utilisation, a new level of detail).
     if (hovered !== null) {
       hovered.stale = true;
       scheduleHoverCheck();
