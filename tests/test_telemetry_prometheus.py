@@ -43,11 +43,11 @@ def ib_fabric(db):
 @pytest.fixture(scope="module")
 def prometheus(tmp_path_factory):
     rates = {
-        "node01": {("node_infiniband_port_data_transmitted_bytes_total", "mlx5_0"): NODE01_TX},
+        "node01": {("node_infiniband_port_data_transmitted_bytes_total", (("device", "mlx5_0"),)): NODE01_TX},
         "node02": {
-            ("node_infiniband_port_data_received_bytes_total", "mlx5_0"): NODE02_RX,
-            ("node_infiniband_symbol_error_total", "mlx5_0"): 5.0,
-            ("node_infiniband_link_downed_total", "mlx5_0"): NODE02_LINK_DOWNS_PER_S,
+            ("node_infiniband_port_data_received_bytes_total", (("device", "mlx5_0"),)): NODE02_RX,
+            ("node_infiniband_symbol_error_total", (("device", "mlx5_0"),)): 5.0,
+            ("node_infiniband_link_downed_total", (("device", "mlx5_0"),)): NODE02_LINK_DOWNS_PER_S,
         },
     }
     hosts = RecordedHosts(NODE_EXPORTER_TEXT.read_text(), rates)
