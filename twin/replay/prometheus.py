@@ -52,7 +52,7 @@ from twin.ingest.parsers.nccl_xml import normalise_bus_id
 from twin.replay.encoding import Frame
 from twin.replay.telemetry import DEFAULT_XMIT_WAIT_BYTES, TelemetryError, TelemetryIndex, measured_frame
 
-__all__ = ["PRESETS", "ErrorCounter", "MetricSpec", "PrometheusMapping", "error_counters", "error_totals", "prometheus_mapping", "rates_frame"]
+__all__ = ["PRESETS", "ErrorCounter", "MetricSpec", "PrometheusMapping", "error_counters", "error_totals", "prometheus_mapping", "rates_frame", "series_ports"]
 
 _LISTED = 20
 _READINGS = ("tx_bytes", "rx_bytes", "xmit_wait")
@@ -301,7 +301,7 @@ def rates_frame(
         "first_samples": 0,
         "stale_samples": 0,
         "unknown_ports": len(unknown),
-        "unknown": [f"{reason}" for reason in list(unknown.values())[:_LISTED]],
+        "unknown": list(dict.fromkeys(unknown.values()))[:_LISTED],  # each reason once: a GPU's 18 lanes share theirs
         "counter_wraps": 0,
         "counter_resets": 0,
         "ports_with_errors": error_ports,
@@ -311,6 +311,25 @@ def rates_frame(
         index, measured, tx, rx, tx_congestion, t_s=t_start, t_end_s=t_end, carried_bytes=carried,
         report=lambda links_measured: {**report, "links_measured": links_measured},
     )  # fmt: skip
+
+
+def series_ports(index: TelemetryIndex, mapping: PrometheusMapping, key: str, data: Any, *, limit: int = 3) -> list[dict[str, str]]:
+    """How the first ``limit`` series of the answer for ``key`` (of ``mapping.queries``) that
+    name a port name it: ``{"series": '{Hostname="node01", gpu="0", link="3"}', "node", "port",
+    "lane"}`` (the labels that name the port, with a family member's ``link``), to show an operator
+    what the mapping does with the exporter's labels."""
+    spec = mapping.specs()[key]
+    labels, _, _ = _vector(data, key)
+    shown = []
+    for label_set in labels:
+        series_key = _series_key(spec, label_set)
+        resolved = _resolve(index, mapping, dict(series_key))
+        if isinstance(resolved, tuple):
+            node, port = index.port_names[resolved[0]]
+            shown.append({"series": _describe(dict(series_key)), "node": node, "port": port, "lane": resolved[1]})
+            if len(shown) == limit:
+                break
+    return shown
 
 
 def _errors(
