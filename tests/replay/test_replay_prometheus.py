@@ -190,3 +190,18 @@ def test_a_family_of_byte_counters_is_refused():
     assert caught.value.problems[1] == "node: '{gpu!r}'; expected label names in braces, such as {device}"
     with pytest.raises(TelemetryError, match="with {link} where a family names the link"):
         prometheus_mapping({"tx_bytes": "A_L{link}_B{link}"}, preset="dcgm_nvlink_links")
+
+
+def test_an_nvlink_the_model_lacks_is_reported_with_the_reason():
+    """A lane beyond the link's NVLinks, and a card of Azure's ND H100 v5 hint file (NCCL_TOPO_FILE
+    lists PCI only; NCCL learns the NVLinks from NVML), name no port, and say why."""
+    index = TelemetryIndex(parse_fabric((DATA / "nccl_xml" / "nccl_topo_dump_8xH100.xml").read_text(), source_name="node01.xml"))
+    mapping = prometheus_mapping({}, preset="dcgm_nvlink_links")
+    gpu0 = {"__name__": "DCGM_FI_PROF_NVLINK_L18_TX_BYTES", "gpu": "0", "pci_bus_id": "00000000:18:00.0", "Hostname": "node01"}
+    report = rates_frame(index, mapping, {"tx_bytes": vector((gpu0, 1e9))}, window_s=30)["telemetry"]
+    assert report["unknown"] == ["node01/gpu:0000:18:00.0: NVLink 18, but its link to node01/nvswitch has 18 NVLinks (0..17)"]
+
+    azure = TelemetryIndex(parse_fabric((DATA / "nccl_xml" / "azure-ndv5-topo.xml").read_text(), source_name="vm01.xml"))
+    gpu = {"__name__": "DCGM_FI_PROF_NVLINK_L0_TX_BYTES", "gpu": "0", "pci_bus_id": "00000001:00:00.0", "Hostname": "vm01"}
+    report = rates_frame(azure, mapping, {"tx_bytes": vector((gpu, 1e9))}, window_s=30)["telemetry"]
+    assert report["unknown"] == ["vm01/gpu:0001:00:00.0: no link to a switch in the fabric (are its NVLinks in the uploaded topology?)"]

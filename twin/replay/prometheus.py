@@ -502,9 +502,19 @@ def _resolve(index: TelemetryIndex, mapping: PrometheusMapping, labels: dict[str
         return f"{' / '.join(tried)}: no node of the fabric has this id, name or description"
     if port_name == "":  # a GPU's NVLink counters: its one link to a switch (the others are PCIe, to NICs)
         ports = [port for port in index.ports_of_node.get(node, []) if index.toward_switch[port]]
-        return (ports[0], lane) if len(ports) == 1 else f"{node_name}: {len(ports)} links to switches; the mapping's port template must name one"
-    port = index.number.get((node, port_name))
-    return (port, lane) if port is not None else f"{node_name}:{port_name}: not an end of a link of the fabric"
+        if not ports:  # NCCL_TOPO_FILE hint files (Azure's ND v5) list no NVLinks: NCCL asks NVML
+            return f"{node_name}: no link to a switch in the fabric (are its NVLinks in the uploaded topology?)"
+        if len(ports) > 1:
+            return f"{node_name}: {len(ports)} links to switches; the mapping's port template must name one"
+        port = ports[0]
+    else:
+        port = index.number.get((node, port_name))
+        if port is None:
+            return f"{node_name}:{port_name}: not an end of a link of the fabric"
+    lanes = int(index.lanes[index.link(port)])
+    if lane.isdigit() and lanes and int(lane) >= lanes:  # the model's link has fewer NVLinks than the GPU reports
+        return f"{node_name}: NVLink {lane}, but its link to {index.port_names[port][1]} has {lanes} NVLinks (0..{lanes - 1})"
+    return port, lane
 
 
 def _describe(labels: Mapping[str, str]) -> str:
