@@ -268,14 +268,16 @@ def rates_frame(
     for key, spec in mapping.specs().items():
         labels, t, readings = _vector(answers.get(key), key)
         series += len(labels)
-        keys = [_series_key(spec, label_set) for label_set in labels]
-        resolved = [_resolved(index, mapping, ports_of, series_key) for series_key in keys]
-        named = np.array([isinstance(port, tuple) for port in resolved], dtype=bool)
-        for position in np.flatnonzero(~named):
-            unknown.setdefault(keys[position], resolved[position])
+        resolved = [ports_of.get(label_set) for label_set in labels]
+        for position in [i for i, found in enumerate(resolved) if found is None]:
+            resolved[position] = ports_of[labels[position]] = _resolve(index, mapping, dict(_series_key(spec, labels[position])))
+        named = np.array([type(found) is tuple for found in resolved], dtype=bool)
+        for position in np.flatnonzero(~named):  # counted once per series, not per reading (a lane's tx and rx)
+            unknown.setdefault(_series_key(spec, labels[position]), resolved[position])
         keep = named & np.isfinite(readings) & (readings >= 0)
-        kept = [port for port, kept in zip(resolved, keep) if kept]
-        values[key] = _lanes_summed(np.array([port for port, _ in kept], dtype=np.int64), [lane for _, lane in kept], readings[keep])
+        kept = [resolved[position] for position in np.flatnonzero(keep)]
+        ports, lanes = np.fromiter((found[0] for found in kept), dtype=np.int64, count=len(kept)), [found[1] for found in kept]
+        values[key] = _lanes_summed(ports, lanes, readings[keep]) if any(lanes) else (ports, readings[keep])
         if keep.any():
             t_end = max(t_end, float(t[keep].max()))
 
@@ -286,7 +288,7 @@ def rates_frame(
         column = np.full(len(measured), np.nan)
         if key in values:
             ports, readings = values[key]
-            column[np.searchsorted(measured, ports)] = readings  # one per port: the lanes are summed
+            column[np.searchsorted(measured, ports)] = readings  # one per port (lanes summed; else the last)
         return column
 
     tx, rx = per_port("tx_bytes") / capacity, per_port("rx_bytes") / capacity
@@ -391,8 +393,11 @@ def error_counters(
     for label_set, moment, value in zip(labels, t.tolist(), values.tolist()):
         metric = dict(label_set).get("__name__", "")
         members = [(spec, name) for spec, name in families if spec.link_of(metric) is not None]
-        spec = members[0][0] if members else None
-        resolved = _resolved(index, mapping, ports_of, _series_key(spec, label_set))
+        # A family member's name carries its link: its own entry. Else as rate()'s answers: one cache.
+        cached = label_set if members else tuple(pair for pair in label_set if pair[0] != "__name__")
+        resolved = ports_of.get(cached)
+        if resolved is None:
+            resolved = ports_of[cached] = _resolve(index, mapping, dict(_series_key(members[0][0] if members else None, label_set)))
         if not (isinstance(resolved, tuple) and 0 <= value < math.inf):
             continue
         port, lane = resolved
@@ -445,13 +450,6 @@ def _series_key(spec: MetricSpec | None, label_set: tuple) -> tuple:
         if link is not None:
             key += (("link", link),)
     return key
-
-
-def _resolved(index: TelemetryIndex, mapping: PrometheusMapping, ports_of: dict, series_key: tuple) -> tuple[int, str] | str:
-    found = ports_of.get(series_key)
-    if found is None:
-        found = ports_of[series_key] = _resolve(index, mapping, dict(series_key))
-    return found
 
 
 def _lanes_summed(ports: np.ndarray, lanes: list[str], readings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
