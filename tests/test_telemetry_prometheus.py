@@ -217,7 +217,7 @@ def test_dcgm_per_link_nvlink_counters_become_the_heatmap_of_an_uploaded_hgx(dcg
     assert len(rows) == 3
     for series, node, port, lane in rows:  # the series' bus id names the card, the number in its name the NVLink
         bus, link = re.search(r"pci_bus_id=&quot;00000000:(\w\w):00.0&quot;", series).group(1), re.search(r"link=&quot;(\d+)&quot;", series).group(1)
-        assert "Hostname=&quot;node01&quot;" in series and (node, port, lane) == (f"node01/gpu:0000:{bus.lower()}:00.0", "node01/nvswitch", f"NVLink {link}")
+        assert series.startswith("{Hostname=&quot;node01&quot;, pci_bus_id=&quot;") and (node, port, lane) == (f"node01/gpu:0000:{bus.lower()}:00.0", "node01/nvswitch", f"NVLink {link}")
     assert "{Hostname}/gpu:{bus_id}" in page and "&quot;lane&quot;: &quot;{link}&quot;" in page  # the mapping in effect
 
     links = {(link.a.key, link.b.key): position for position, link in enumerate(fabric.latest_snapshot().links.select_related("a", "b").order_by("pk"))}

@@ -5,7 +5,7 @@ import pytest
 
 from twin.ingest.registry import parse_fabric
 from twin.replay import TelemetryError, decode_frame
-from twin.replay.prometheus import error_counters, error_totals, prometheus_mapping, rates_frame
+from twin.replay.prometheus import error_counters, error_totals, prometheus_mapping, rates_frame, series_ports
 from twin.replay.telemetry import TelemetryIndex
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -205,3 +205,13 @@ def test_an_nvlink_the_model_lacks_is_reported_with_the_reason():
     gpu = {"__name__": "DCGM_FI_PROF_NVLINK_L0_TX_BYTES", "gpu": "0", "pci_bus_id": "00000001:00:00.0", "Hostname": "vm01"}
     report = rates_frame(azure, mapping, {"tx_bytes": vector((gpu, 1e9))}, window_s=30)["telemetry"]
     assert report["unknown"] == ["vm01/gpu:0001:00:00.0: no link to a switch in the fabric (are its NVLinks in the uploaded topology?)"]
+
+
+def test_the_labels_that_name_a_port_are_shown_with_it():
+    index = TelemetryIndex(parse_fabric((DATA / "nccl_xml" / "nccl_topo_dump_8xH100.xml").read_text(), source_name="node01.xml"))
+    mapping = prometheus_mapping({}, preset="dcgm_nvlink_links")
+    gpu = {"__name__": "DCGM_FI_PROF_NVLINK_L4_TX_BYTES", "gpu": "1", "UUID": "GPU-7a2b", "pci_bus_id": "00000000:2A:00.0", "device": "nvidia1", "Hostname": "node01", "instance": "node01:9400"}
+    elsewhere = {**gpu, "Hostname": "node02"}
+    assert series_ports(index, mapping, "tx_bytes", vector((elsewhere, 1e9), (gpu, 1e9))) == [
+        {"series": '{Hostname="node01", pci_bus_id="00000000:2A:00.0", gpu="1", link="4"}', "node": "node01/gpu:0000:2a:00.0", "port": "node01/nvswitch", "lane": "4"}
+    ]

@@ -317,18 +317,25 @@ def rates_frame(
 
 def series_ports(index: TelemetryIndex, mapping: PrometheusMapping, key: str, data: Any, *, limit: int = 3) -> list[dict[str, str]]:
     """How the first ``limit`` series of the answer for ``key`` (of ``mapping.queries``) that
-    name a port name it: ``{"series": '{Hostname="node01", gpu="0", link="3"}', "node", "port",
-    "lane"}`` (the labels that name the port, with a family member's ``link``), to show an operator
-    what the mapping does with the exporter's labels."""
+    name a port name it: ``{"series": '{Hostname="node01", pci_bus_id="00000000:18:00.0", gpu="0",
+    link="3"}', "node", "port", "lane"}`` (the labels the templates read, a family member's
+    ``link`` among them), to show an operator what the mapping does with the exporter's labels."""
     spec = mapping.specs()[key]
+    read = []
+    for template in (*mapping.node, mapping.port, mapping.lane):
+        for _, name, _, _ in string.Formatter().parse(template):
+            name = {"host": "instance", "bus_id": "pci_bus_id"}.get(name, name)  # the labels they come from
+            if name and name not in read:
+                read.append(name)
     labels, _, _ = _vector(data, key)
     shown = []
     for label_set in labels:
-        series_key = _series_key(spec, label_set)
-        resolved = _resolve(index, mapping, dict(series_key))
+        series_key = dict(_series_key(spec, label_set))
+        resolved = _resolve(index, mapping, series_key)
         if isinstance(resolved, tuple):
             node, port = index.port_names[resolved[0]]
-            shown.append({"series": _describe(dict(series_key)), "node": node, "port": port, "lane": resolved[1]})
+            series = ", ".join(f'{name}="{series_key[name]}"' for name in read if name in series_key)
+            shown.append({"series": "{" + series + "}", "node": node, "port": port, "lane": resolved[1]})
             if len(shown) == limit:
                 break
     return shown
