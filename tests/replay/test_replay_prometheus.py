@@ -1,7 +1,9 @@
 """Prometheus answers into telemetry frames: the label mapping, its checks, and the frame."""
+import re
 from pathlib import Path
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from twin.ingest.registry import parse_fabric
 from twin.replay import TelemetryError, decode_frame
@@ -112,17 +114,12 @@ DCGM_TEXT = (DATA / "telemetry" / "dcgm-exporter_3.3_8xH100_nvlink.prom").read_t
 
 
 def dcgm_answer(mapping, key, **changes):
-    """What Prometheus answers for `key` of `mapping.queries` over the recorded dcgm-exporter text:
-    the samples of the metric or family, with their names (no function drops them)."""
-    from prometheus_client.parser import text_string_to_metric_families
-
-    spec = {**mapping.specs(), **{name: spec for name, spec in mapping.errors.items()}}[key]
-    pattern = spec.name_pattern().replace("[0-9]+", r"\d+")
-    import re
-
+    """What Prometheus answers for the gauge (or gauge family) of `key` of `mapping.queries` over
+    the recorded dcgm-exporter text: its samples, with their names (no function drops them)."""
+    pattern = mapping.specs()[key].name_pattern()
     series = [
-        ({"__name__": sample.name.removesuffix("_total") if spec.type == "counter" else sample.name, **sample.labels, **changes}, sample.value)
-        for family in text_string_to_metric_families(DCGM_TEXT) for sample in family.samples if re.fullmatch(pattern, sample.name.removesuffix("_total"))
+        ({"__name__": sample.name, **sample.labels, **changes}, sample.value)
+        for family in text_string_to_metric_families(DCGM_TEXT) for sample in family.samples if re.fullmatch(pattern, sample.name)
     ]  # fmt: skip
     return vector(*series)
 

@@ -461,8 +461,6 @@ def _series_key(spec: MetricSpec | None, label_set: tuple) -> tuple:
 
 def _lanes_summed(ports: np.ndarray, lanes: list[str], readings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """One reading per port (sorted): the sum over its lanes, the last of a lane given twice."""
-    if not len(ports):
-        return ports, readings
     lane_names, lane_numbers = np.unique(np.array(lanes, dtype=object).astype(str), return_inverse=True)
     pair = ports * len(lane_names) + lane_numbers
     _, last_from_end = np.unique(pair[::-1], return_index=True)
