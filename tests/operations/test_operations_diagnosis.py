@@ -76,6 +76,15 @@ def test_flapping_link_and_growing_counters(fabric):
         diagnose(fabric, telemetry=[TelemetrySample(0, 99999, "up")])
 
 
+def test_nvlink_counters_from_dcgm_have_thresholds_of_their_own(fabric):
+    """A recovery retrains the link: one is a finding. CRC-failed flits are replayed: a few are not."""
+    recovered = [TelemetrySample(0, 11, "up", {"nvlink_recovery_errors": 0}), TelemetrySample(30, 11, "up", {"nvlink_recovery_errors": 1})]
+    result = diagnose(fabric, telemetry=recovered)
+    assert rules(result) == ["error-counters"] and result["findings"][0]["evidence"]["growth"] == {"nvlink_recovery_errors": 1}
+    replayed = [TelemetrySample(0, 11, "up", {"nvlink_crc_flit_errors": 0}), TelemetrySample(30, 11, "up", {"nvlink_crc_flit_errors": 5})]
+    assert diagnose(fabric, telemetry=replayed)["findings"] == []
+
+
 def test_plan_mismatch_from_the_diff(fabric):
     links = list(fabric.links)
     links[0], links[1] = replace(links[0], b_port=links[1].b_port), replace(links[1], b_port=links[0].b_port)

@@ -83,6 +83,12 @@ DEFAULT_ERROR_THRESHOLDS: Mapping[str, int] = {
     "excessive_buffer_overrun_errors": 10,
     "port_rcv_remote_physical_errors": 100,
     "port_xmit_discards": 100,
+    # NVLink, per link from DCGM (twin/replay/prometheus.py's presets): a CRC-failed flit is
+    # replayed and a replay costs a retransmission, so a few of each are tolerated; a recovery
+    # retrains the link, like a flap, and always counts.
+    "nvlink_crc_flit_errors": 100,
+    "nvlink_replay_errors": 10,
+    "nvlink_recovery_errors": 0,
 }
 
 _STATE_RANK = {"up": 0, "degraded": 1, "down": 2}
