@@ -1,0 +1,55 @@
+"""Why an upload was refused, in the reader's language: the parse runs in a child process without
+Django, its errors come back as words, and the page, the API and the CLI render them."""
+from pathlib import Path
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from twin.fabrics.models import Fabric, Snapshot
+
+pytestmark = pytest.mark.django_db
+
+DATA = Path(__file__).parent / "data"
+# Line 2 lists a switch twice, line 3 names a switch that is never defined.
+BAD_SLURM = b"SwitchName=leaf01 Nodes=node[01-04]\nSwitchName=leaf01 Nodes=node[05-08]\nSwitchName=spine01 Switches=leaf[01-02]\n"
+
+
+def post(client, url: str, name: str, data: bytes, language: str, **headers):
+    return client.post(url, {"file": [SimpleUploadedFile(name, data)]}, HTTP_ACCEPT_LANGUAGE=language, **headers)
+
+
+def test_a_bad_slurm_file_is_explained_in_chinese_on_the_page_and_nothing_is_stored(operator_client):
+    page = post(operator_client, "/upload/", "topology.conf", BAD_SLURM, "zh-Hans").content.decode()
+    assert "topology.conf 第 2 行：交换机 &#x27;leaf01&#x27; 已在第 1 行定义；应为互不相同的交换机名称" in page
+    assert "topology.conf 第 3 行：交换机 &#x27;spine01&#x27; 列出了未知的交换机 &#x27;leaf02&#x27;" in page
+    assert "already defined" not in page
+    assert Fabric.objects.count() == 0 and Snapshot.objects.count() == 0
+
+
+def test_the_page_answers_its_script_in_chinese_and_in_english(operator_client):
+    chinese = post(operator_client, "/upload/", "topology.conf", BAD_SLURM, "zh-Hans", HTTP_ACCEPT="application/json")
+    assert chinese.status_code == 400
+    problems = chinese.json()["files"][0]["problems"]
+    assert problems[0]["detail"] == "topology.conf 第 2 行：交换机 'leaf01' 已在第 1 行定义；应为互不相同的交换机名称"
+    assert problems[0]["message"] == "交换机 'leaf01' 已在第 1 行定义" and problems[0]["line"] == 2
+    english = post(operator_client, "/upload/", "topology.conf", BAD_SLURM, "en", HTTP_ACCEPT="application/json").json()
+    assert english["files"][0]["problems"][0]["detail"] == "topology.conf line 2: switch 'leaf01' is already defined on line 1; expected unique switch names"
+    assert english["files"][0]["detail"].endswith("(and 1 more problem)")
+    assert "words" not in english["files"][0]
+    assert Snapshot.objects.count() == 0
+
+
+def test_the_api_explains_a_bad_slurm_file_in_chinese(operator_client):
+    response = post(operator_client, "/api/snapshots/", "topology.conf", BAD_SLURM, "zh-Hans")
+    assert response.status_code == 400
+    body = response.json()
+    assert body["detail"] == "topology.conf 第 2 行：交换机 'leaf01' 已在第 1 行定义；应为互不相同的交换机名称（另有 1 个问题）"
+    assert body["files"][0]["problems"][1]["expected"] == "Switches= 中列出的交换机须各有自己的 SwitchName= 行"
+    english = post(operator_client, "/api/snapshots/", "topology.conf", BAD_SLURM, "en").json()
+    assert english["detail"] == "topology.conf line 2: switch 'leaf01' is already defined on line 1; expected unique switch names (and 1 more problem)"
+    assert Snapshot.objects.count() == 0
+
+
+def test_an_empty_file_is_refused_in_chinese(operator_client):
+    body = post(operator_client, "/api/snapshots/", "empty.conf", b"\n", "zh-Hans").json()
+    assert body["detail"] == "empty.conf：文件为空；应为一个拓扑文件"
