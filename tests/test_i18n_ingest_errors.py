@@ -53,3 +53,16 @@ def test_the_api_explains_a_bad_slurm_file_in_chinese(operator_client):
 def test_an_empty_file_is_refused_in_chinese(operator_client):
     body = post(operator_client, "/api/snapshots/", "empty.conf", b"\n", "zh-Hans").json()
     assert body["detail"] == "empty.conf：文件为空；应为一个拓扑文件"
+
+
+def test_a_bad_ibnetdiscover_dump_is_explained_in_chinese_on_the_page_and_the_api(operator_client):
+    dump = (DATA / "ib/ibnetdiscover_2leaf_1spine_8hca.txt").read_bytes()
+    bad = dump.replace(b'"node03 mlx5_0" lid 13 4xNDR', b'"node03 mlx5_0" lid 13 5xNDR', 1)
+    line = bad[: bad.index(b"5xNDR")].count(b"\n") + 1
+    page = post(operator_client, "/upload/", "fabric.txt", bad, "zh-Hans").content.decode()
+    assert f"fabric.txt 第 {line} 行：&#x27;5xNDR&#x27; 中的链路宽度 &#x27;5x&#x27; 未知；应为以下之一：1x、2x、4x、8x、12x（未知时为 ??）" in page
+    body = post(operator_client, "/api/snapshots/", "fabric.txt", bad, "zh-Hans").json()
+    assert body["files"][0]["problems"][0]["detail"].startswith(f"fabric.txt 第 {line} 行：'5xNDR' 中的链路宽度 '5x' 未知")
+    english = post(operator_client, "/api/snapshots/", "fabric.txt", bad, "en").json()
+    assert english["detail"] == f"fabric.txt line {line}: unknown link width '5x' in '5xNDR'; expected one of 1x, 2x, 4x, 8x, 12x (?? when unknown) (and 1 more problem)"
+    assert Snapshot.objects.count() == 0

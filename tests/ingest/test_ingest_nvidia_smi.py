@@ -161,7 +161,7 @@ def test_nic_columns_without_legend_keep_their_label():
         ("", None, "no matrix header"),
         ("GPU0\t X \tNV4\n", None, "no matrix header"),
         (TWO_GPUS.replace("GPU1\tNV4\t X \tSYS", "GPU1\tNV4\t X \tFOO"), 3, "GPU1/NIC0 is 'FOO'"),
-        (TWO_GPUS.replace("GPU1\tNV4\t X \tSYS\t0-0,8-8\t0\t\t3", "GPU1\tNV4"), 3, "row GPU1 has 1 cells"),
+        (TWO_GPUS.replace("GPU1\tNV4\t X \tSYS\t0-0,8-8\t0\t\t3", "GPU1\tNV4"), 3, "row GPU1 has 1 cell"),
         (TWO_GPUS.replace("GPU1\tNV4\t X ", "GPU1\tNV2\t X "), 3, "GPU1/GPU0 is NV2 but GPU0/GPU1 (line 2) is NV4"),
         (TWO_GPUS.replace("GPU0\t X \tNV4", "GPU0\tNV4\t X "), 2, "GPU0/GPU0 is 'NV4'"),
         (TWO_GPUS.replace("\nGPU1\t", "\nGPU7\t"), 3, "row 'GPU7' is not a column"),

@@ -47,6 +47,8 @@ from twin.ingest.parsers.nccl_xml import FORMAT_NAME as NCCL_XML_FORMAT
 from twin.ingest.parsers.slurm import FORMAT_NAME as SLURM_FORMAT
 from twin.simcore.diff import natural_key, normalise_name
 from twin.simcore.model import FabricSpec, LinkSpec, NodeSpec
+from twin.simcore.translation import LATER
+from twin.simcore.units import counted_list_phrase
 
 __all__ = [
     "HCA_CARD_SOURCE",
@@ -228,7 +230,9 @@ def with_scale_up(spec: FabricSpec, nvlink_gbps: float | None) -> FabricSpec:
     ``IngestError`` when nothing in ``spec`` was completed."""
     inferred = {node.id for node in spec.nodes if node.attrs.get("inferred") == "scale-up"}
     if not inferred:
-        raise IngestError("this snapshot has no scale-up the twin completed", expected="a snapshot whose hint files left the NVLink fabric out")
+        raise IngestError(
+            LATER.gettext("this snapshot has no scale-up the twin completed"), expected=LATER.gettext("a snapshot whose hint files left the NVLink fabric out"),
+        )
     if nvlink_gbps is None:
         return replace(
             spec,
@@ -417,12 +421,13 @@ def usability_warnings(spec: FabricSpec) -> list[str]:
     Raises ``IngestError`` when nothing is usable: no links at all.
     """
     if not spec.links:
-        kinds = ", ".join(f"{count:,} {kind}" for kind, count in spec.kind_counts().items() if count)
+        counts = {kind: count for kind, count in spec.kind_counts().items() if count}
         raise IngestError(
-            f"the files describe {kinds or 'no nodes'} but no link between any two: nothing can be drawn "
-            "as a fabric or simulated",
-            expected="a topology with links (an ibnetdiscover dump of the fabric, a cabling plan, "
-            "or per-host files together with the fabric dump)",
+            LATER.gettext("the files describe %(nodes)s but no link between any two: nothing can be drawn as a fabric or simulated")
+            % {"nodes": counted_list_phrase(counts) if counts else LATER.gettext("no nodes")},
+            expected=LATER.gettext(
+                "a topology with links (an ibnetdiscover dump of the fabric, a cabling plan, or per-host files together with the fabric dump)"
+            ),
         )
     graph = _Graph.of(spec)
     warnings: list[str] = []

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from twin.ingest.errors import IngestError, IngestProblem
+from twin.simcore.translation import LATER
 from twin.simcore.diff import normalise_name, normalise_port
 from twin.simcore.errors import FabricError, format_path
 from twin.simcore.model import Attrs, FabricSpec, LinkSpec, NodeSpec
@@ -77,7 +78,7 @@ def merge_fabrics(parts: Sequence[tuple[str, FabricSpec]], *, name: str) -> Fabr
     except FabricError as error:
         problems = _ingest_problems(error)
         raise IngestError(
-            f"the merged fabric is inconsistent: {problems[0].message}",
+            LATER.gettext("the merged fabric is inconsistent: %(problem)s") % {"problem": problems[0].message},
             source=" + ".join(source for source, _ in parts),
             problems=problems,
         ) from error
@@ -86,14 +87,14 @@ def merge_fabrics(parts: Sequence[tuple[str, FabricSpec]], *, name: str) -> Fabr
 
 def _check_parts(parts: Sequence[tuple[str, FabricSpec]]) -> None:
     if not parts:
-        raise IngestError("nothing to merge", expected="at least one (source name, fabric) pair")
+        raise IngestError(LATER.gettext("nothing to merge"), expected=LATER.gettext("at least one (source name, fabric) pair"))
     for position, part in enumerate(parts):
         is_pair = isinstance(part, tuple) and len(part) == 2
         if not (is_pair and isinstance(part[0], str) and isinstance(part[1], FabricSpec)):
             raise IngestError(
-                f"part {position} is a {type(part).__name__}",
+                LATER.gettext("part %(position)s is a %(type)s") % {"position": str(position), "type": type(part).__name__},
                 path=f"parts[{position}]",
-                expected="a (source name, FabricSpec) pair",
+                expected=LATER.gettext("a (source name, FabricSpec) pair"),
             )
         source, spec = part
         try:

@@ -35,8 +35,8 @@ from xml.etree.ElementTree import Element, ParseError, TreeBuilder
 from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import DefusedXMLParser
 
-from twin.simcore.translation import gettext_noop
-from twin.ingest.errors import IngestError, ProblemCollector
+from twin.simcore.translation import LATER, gettext_noop
+from twin.ingest.errors import IngestError, ProblemCollector, Words
 from twin.ingest.hostlist import source_host
 from twin.ingest.options import ParseOptions
 from twin.ingest.registry import Parser, register_parser
@@ -138,10 +138,10 @@ class NcclTopoXmlParser(Parser):
         document = _Document(root, lines, problems)
         if root.tag != "system" or root.get("version") != "1":
             problems.add(
-                f'root element <{root.tag}{_shown_version(root)}>',
+                LATER.gettext("root element %(element)s") % {"element": f"<{root.tag}{_shown_version(root)}>"},
                 line=lines.get(root),
                 path=f"/{root.tag}",
-                expected='<system version="1"> (an NCCL topology; hwloc and NCCL graph dumps are other formats)',
+                expected=LATER.gettext('<system version="1"> (an NCCL topology; hwloc and NCCL graph dumps are other formats)'),
             )
             problems.raise_if_any()
         builder = _FabricBuilder(document, source_name, options, _text_warnings(text))
@@ -190,26 +190,25 @@ def _load(text: str, source_name: str) -> tuple[Element, dict[Element, int]]:
         return parser.close(), recorder.lines
     except DefusedXmlException as error:
         raise IngestError(
-            "a document type declaration (<!DOCTYPE ...>), refused: it can define entities that expand "
-            "or read other files",
+            LATER.gettext("a document type declaration (<!DOCTYPE ...>), refused: it can define entities that expand or read other files"),
             source=source_name,
             line=parser.parser.CurrentLineNumber,
-            expected="an NCCL topology XML without DTD or entities",
+            expected=LATER.gettext("an NCCL topology XML without DTD or entities"),
         ) from error
     except ParseError as error:
         line, column = error.position
         raise IngestError(
-            f"malformed XML: {ErrorString(error.code)} (column {column + 1})",
+            LATER.gettext("malformed XML: %(error)s (column %(column)s)") % {"error": ErrorString(error.code), "column": column + 1},
             source=source_name,
             line=line,
-            expected="well-formed XML",
+            expected=LATER.gettext("well-formed XML"),
         ) from error
     except UnicodeError as error:
         raise IngestError(
-            f"text that is not valid Unicode: {error.reason}",
+            LATER.gettext("text that is not valid Unicode: %(reason)s") % {"reason": error.reason},
             source=source_name,
             line=parser.parser.CurrentLineNumber,
-            expected="UTF-8 text",
+            expected=LATER.gettext("UTF-8 text"),
         ) from error
 
 
@@ -240,7 +239,7 @@ class _Document:
             yield element
             stack.extend(reversed(element))
 
-    def problem(self, element: Element, message: str, expected: str) -> None:
+    def problem(self, element: Element, message: Words, expected: Words) -> None:
         self.problems.add(message, line=self.lines.get(element), path=self.paths.get(element), expected=expected)
 
     def warning(self, element: Element, message: str) -> str:
@@ -254,7 +253,7 @@ class _Document:
         try:
             return int(value, 16) if hexadecimal else int(value)
         except ValueError:
-            kind = "a hexadecimal number" if hexadecimal else "an integer"
+            kind = LATER.gettext("a hexadecimal number") if hexadecimal else LATER.gettext("an integer")
             self.problem(element, f'{name}="{value}"', kind)
             return None
 
@@ -262,8 +261,8 @@ class _Document:
         value = element.get(name)
         bus_id = None if value is None else normalise_bus_id(value)
         if bus_id is None:
-            shown = "no " + name if value is None else f'{name}="{value}"'
-            self.problem(element, shown, f'{name}="dddd:bb:dd.f", a PCI bus id')
+            shown = LATER.gettext("no %(attribute)s") % {"attribute": name} if value is None else f'{name}="{value}"'
+            self.problem(element, shown, LATER.gettext("%(example)s, a PCI bus id") % {"example": f'{name}="dddd:bb:dd.f"'})
         return bus_id
 
 
@@ -351,8 +350,8 @@ class _FabricBuilder:
         if first is not element:
             self.document.problem(
                 element,
-                f"bus id {bus_id} already used at line {self.document.lines.get(first)}",
-                "each bus id once a host",
+                LATER.gettext("bus id %(bus_id)s already used at line %(line)s") % {"bus_id": bus_id, "line": str(self.document.lines.get(first))},
+                LATER.gettext("each bus id once a host"),
             )
             return
         device_class = element.get("class", "")
@@ -366,7 +365,7 @@ class _FabricBuilder:
     def _read_gpu(self, element: Element) -> None:
         pci = self.document.parents.get(element)
         if pci is None or pci.tag != "pci":
-            self.document.problem(element, "a <gpu> outside any <pci>", "<gpu> inside the <pci> of its bus id")
+            self.document.problem(element, LATER.gettext("a <gpu> outside any <pci>"), LATER.gettext("<gpu> inside the <pci> of its bus id"))
             return
         host, chain, numa = self._context(element)
         if not self._owns_bus_id(pci, host):
@@ -410,12 +409,12 @@ class _FabricBuilder:
             by_name.setdefault(net.get("name") or bus_id or "", []).append(net)
         if not nets:
             if bus_id is None:
-                self.document.problem(element, "a <nic> with no <net> and no bus id", '<net name="mlx5_0" .../> children')
+                self.document.problem(element, LATER.gettext("a <nic> with no <net> and no bus id"), LATER.gettext('<net name="mlx5_0" .../> children'))
             else:
                 self._add_nic(element, host, chain, numa, bus_id, None, ())
         for name, named_nets in by_name.items():
             if not name:
-                self.document.problem(named_nets[0], "a <net> without name outside any <pci>", 'name="mlx5_0"')
+                self.document.problem(named_nets[0], LATER.gettext("a <net> without name outside any <pci>"), 'name="mlx5_0"')
                 continue
             self._add_nic(element, host, chain, numa, bus_id, name, named_nets)
 
@@ -433,7 +432,7 @@ class _FabricBuilder:
         local_name = name or bus_id
         nic_id = f"{host}/nic:{local_name}"
         if nic_id in self.nics:
-            document.problem(element, f"NIC {local_name} appears twice", "each NIC once a host")
+            document.problem(element, LATER.gettext("NIC %(nic)s appears twice") % {"nic": local_name}, LATER.gettext("each NIC once a host"))
             return
         attrs: dict = {}
         if bus_id is not None:
@@ -465,11 +464,11 @@ class _FabricBuilder:
         document = self.document
         target = document.bus_id(nvlink, "target")
         if nvlink.get("count") is None:
-            document.problem(nvlink, "no count", 'count="<number of NVLinks>"')
+            document.problem(nvlink, LATER.gettext("no count"), LATER.gettext('count="<number of NVLinks>"'))
             return
         count = document.integer(nvlink, "count")
         if count is not None and count < 1:
-            document.problem(nvlink, f'count="{count}"', "a positive number of NVLinks")
+            document.problem(nvlink, f'count="{count}"', LATER.gettext("a positive number of NVLinks"))
             return
         if target is None or count is None:
             return
@@ -487,7 +486,11 @@ class _FabricBuilder:
             scope = self.file_host if target == _NVSWITCH_PLACEHOLDER else card.host
             peer_id = f"{scope}/nvswitch" if target == _NVSWITCH_PLACEHOLDER else f"{scope}/nvswitch:{target}"
             if (card.node_id, peer_id) in self.switch_links:
-                document.problem(nvlink, f"a second nvlink from {card.node_id} to {peer_id}", "one nvlink element per peer, with the number of NVLinks in count")
+                document.problem(
+                    nvlink,
+                    LATER.gettext("a second nvlink from %(card)s to %(peer)s") % {"card": card.node_id, "peer": peer_id},
+                    LATER.gettext("one nvlink element per peer, with the number of NVLinks in count"),
+                )
                 return
             self.switch_links.add((card.node_id, peer_id))
             on_pci = {} if target == _NVSWITCH_PLACEHOLDER else {"busid": target}
