@@ -9,8 +9,9 @@ from django.conf import settings
 from django.utils import translation
 
 from twin.common.websocket import group_publish
+from twin.simcore.translation import rendered, words_from_plain
 
-from .models import Run
+from .models import Run, RunKind
 
 __all__ = ("run_group", "run_state_payload", "run_broadcast")
 
@@ -43,12 +44,26 @@ def run_state_payload(run: Run) -> dict:
         "progress": round(run.progress, 4),
         "message": run.message_text(),
         "messages": messages,
-        "result": run.result,
+        "result": result_in_language(run),
         "error": run.error or None,
         "created_at": iso(run.created_at),
         "started_at": iso(run.started_at),
         "finished_at": iso(run.finished_at),
     }
+
+
+def result_in_language(run: Run) -> dict | None:
+    """The run's result with the words it stores (a placement's `warning_words`) as text in the
+    active language, in place of the English kept beside them."""
+    if run.kind != RunKind.PLACEMENT or not run.result:
+        return run.result
+    shown = {}
+    for strategy, result in run.result["results"].items():
+        words = result.get("warning_words")
+        shown[strategy] = {key: value for key, value in result.items() if key != "warning_words"}
+        if words is not None:
+            shown[strategy]["warnings"] = [str(rendered(words_from_plain(warning), translation)) for warning in words]
+    return {**run.result, "results": shown}
 
 
 def run_broadcast(run: Run) -> None:
