@@ -1,11 +1,14 @@
 """Why an upload was refused, in the reader's language: the parse runs in a child process without
 Django, its errors come back as words, and the page, the API and the CLI render them."""
+import json
 from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from twin.fabrics.models import Fabric, Snapshot
+from twin.ingest import export_canonical
+from twin.simcore.generate import supernode
 
 pytestmark = pytest.mark.django_db
 
@@ -66,3 +69,11 @@ def test_a_bad_ibnetdiscover_dump_is_explained_in_chinese_on_the_page_and_the_ap
     english = post(operator_client, "/api/snapshots/", "fabric.txt", bad, "en").json()
     assert english["detail"] == f"fabric.txt line {line}: unknown link width '5x' in '5xNDR'; expected one of 1x, 2x, 4x, 8x, 12x (?? when unknown) (and 1 more problem)"
     assert Snapshot.objects.count() == 0
+
+
+def test_an_inconsistent_fabric_json_is_explained_in_chinese(operator_client):
+    document = json.loads(export_canonical(supernode(cards=8, switch_radix=8, name="lab")))
+    document["links"][0]["b"] = "ghost"
+    body = post(operator_client, "/api/snapshots/", "fabric.json", json.dumps(document, indent=1).encode(), "zh-Hans").json()
+    problem = body["files"][0]["problems"][0]
+    assert problem["detail"].startswith(f"fabric.json 第 {problem['line']} 行 (links[0].b)：未知节点 'ghost'；应为在 \"nodes\" 中声明的节点 id")
