@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import CommandError, call_command
 
 from twin.fabrics.models import Fabric, Snapshot
 from twin.ingest import export_canonical
@@ -77,3 +78,17 @@ def test_an_inconsistent_fabric_json_is_explained_in_chinese(operator_client):
     body = post(operator_client, "/api/snapshots/", "fabric.json", json.dumps(document, indent=1).encode(), "zh-Hans").json()
     problem = body["files"][0]["problems"][0]
     assert problem["detail"].startswith(f"fabric.json 第 {problem['line']} 行 (links[0].b)：未知节点 'ghost'；应为在 \"nodes\" 中声明的节点 id")
+
+
+def test_the_cli_explains_a_bad_file_in_the_shells_language(tmp_path, capsys, monkeypatch):
+    bad = tmp_path / "topology.conf"
+    bad.write_bytes(BAD_SLURM)
+    monkeypatch.setenv("LANGUAGE", "zh_CN")
+    with pytest.raises(CommandError, match="未存储任何内容：1 个文件无法读取"):
+        call_command("ingest", str(bad), "--fabric", "cli-lab")
+    assert "topology.conf 第 2 行：交换机 'leaf01' 已在第 1 行定义" in capsys.readouterr().err
+    monkeypatch.setenv("LANGUAGE", "en")
+    with pytest.raises(CommandError, match="nothing was stored"):
+        call_command("ingest", str(bad), "--fabric", "cli-lab")
+    assert "topology.conf line 2: switch 'leaf01' is already defined on line 1" in capsys.readouterr().err
+    assert Snapshot.objects.count() == 0
