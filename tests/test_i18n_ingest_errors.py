@@ -92,3 +92,13 @@ def test_the_cli_explains_a_bad_file_in_the_shells_language(tmp_path, capsys, mo
         call_command("ingest", str(bad), "--fabric", "cli-lab")
     assert "topology.conf line 2: switch 'leaf01' is already defined on line 1" in capsys.readouterr().err
     assert Snapshot.objects.count() == 0
+
+
+def test_an_uploads_warnings_and_a_refusal_read_in_chinese(operator_client):
+    lone = b'vendid=0x2c9\ndevid=0x1021\ncaguid=0x0c42a10300860100\nCa\t1 "H-0c42a10300860100"\t\t# "node01 mlx5_0"\n'
+    refused = post(operator_client, "/api/snapshots/", "lone.ibnetdiscover", lone, "zh-Hans").json()
+    assert refused["detail"].startswith("lone.ibnetdiscover：这些文件描述了 1 块网卡，但任意两者之间都没有链路：无法绘制成互联网络，也无法仿真")
+    tree = (DATA / "slurm/topograph-tree.conf").read_bytes()
+    assert post(operator_client, "/api/snapshots/", "topology.conf", tree, "zh-Hans").status_code == 201
+    page = operator_client.get(f"/fabrics/{Fabric.objects.get().pk}/", HTTP_ACCEPT_LANGUAGE="zh-Hans").content.decode()
+    assert "没有卡：没有任何文件或计算 HCA 指明加速器" in page and "no cards:" not in page

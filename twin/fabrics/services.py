@@ -17,6 +17,7 @@ from twin.ingest.errors import in_language
 from twin.ingest.summary import fabric_summary
 from twin.simcore.layout import fabric_layout
 from twin.simcore.model import FabricSpec
+from twin.simcore.translation import plain_words
 from twin.whatif.errors import WhatIfError
 from twin.whatif.rules import design_rules
 
@@ -89,7 +90,7 @@ def snapshot_create(
     summary["design"] = snapshot_design(spec)
     if completion is not None:
         summary["completion"] = completion.summary
-        summary["warnings"] += completion.warnings
+        summary["warnings"] += [plain_words(warning) for warning in completion.warnings]
     snapshot = Snapshot.objects.create(
         fabric=fabric,
         version=last + 1,
