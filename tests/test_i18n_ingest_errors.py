@@ -102,3 +102,12 @@ def test_an_uploads_warnings_and_a_refusal_read_in_chinese(operator_client):
     assert post(operator_client, "/api/snapshots/", "topology.conf", tree, "zh-Hans").status_code == 201
     page = operator_client.get(f"/fabrics/{Fabric.objects.get().pk}/", HTTP_ACCEPT_LANGUAGE="zh-Hans").content.decode()
     assert "没有卡：没有任何文件或计算 HCA 指明加速器" in page and "no cards:" not in page
+
+
+def test_a_parsers_warning_reads_in_chinese_on_the_fabric_page(operator_client):
+    dump = (DATA / "nccl_xml/nccl_topo_dump_8xH100.xml").read_bytes()
+    assert post(operator_client, "/api/snapshots/", "dump.xml", dump, "zh-Hans").status_code == 201
+    page = operator_client.get(f"/fabrics/{Fabric.objects.get().pk}/", HTTP_ACCEPT_LANGUAGE="zh-Hans").content.decode()
+    assert "文件名 &#x27;dump.xml&#x27; 没有指明主机，因此其节点以 &#x27;host&#x27; 命名" in page
+    english = operator_client.get(f"/fabrics/{Fabric.objects.get().pk}/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert "the file name &#x27;dump.xml&#x27; names no host" in english

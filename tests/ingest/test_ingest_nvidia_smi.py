@@ -11,6 +11,7 @@ from tests.ingest.fuzzing import assert_parses_or_ingest_error, mutated
 from twin.ingest import IngestError, ParseOptions, detect_format, parse_fabric
 from twin.ingest.parsers.nccl_xml import DEFAULT_LATENCY_NS, DEFAULT_PCIE_GBPS
 from twin.ingest.parsers.nvidia_smi import NvidiaSmiTopoParser
+from twin.simcore.translation import words_from_plain
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 H100 = (DATA / "nvidia_smi" / "nvidia-smi_topo_m_8xH100.txt").read_text()
@@ -90,7 +91,7 @@ def test_options_set_the_per_nvlink_rate():
 
 def test_host_from_file_name_else_a_warning():
     spec = parse(H100, source_name="nvidia-smi_topo_m_8xH100.txt")
-    assert spec.cards()[0].id == "host/gpu0" and "names no host" in spec.attrs["warnings"][0]
+    assert spec.cards()[0].id == "host/gpu0" and "names no host" in str(words_from_plain(spec.attrs["warnings"][0]))
 
 
 # Detection ----------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from itertools import product
 
-from twin.simcore.translation import LATER
+from twin.simcore.translation import LATER, Phrase
 
 __all__ = [
     "DEFAULT_HOST",
@@ -212,7 +212,7 @@ def _host_in_name(name: str) -> str | None:
     return None
 
 
-def source_host(source_name: str) -> tuple[str, str | None]:
+def source_host(source_name: str) -> tuple[str, Phrase | None]:
     """The host a single-host capture describes, and a warning when only ``DEFAULT_HOST`` is left.
 
     >>> source_host("node07.xml")
@@ -223,8 +223,7 @@ def source_host(source_name: str) -> tuple[str, str | None]:
     host = host_from_source_name(source_name)
     if host is not None:
         return host, None
-    return DEFAULT_HOST, (
-        f"the file name {source_name!r} names no host, so its nodes are named after {DEFAULT_HOST!r}; "
-        "name the file after the host (node01.xml, node01.topo.txt) or, in an archive, put it in a directory "
-        "named after the host (node01/topo.xml) to keep hosts apart"
-    )
+    return DEFAULT_HOST, LATER.gettext(
+        "the file name %(name)s names no host, so its nodes are named after %(host)s; name the file after the host (node01.xml, "
+        "node01.topo.txt) or, in an archive, put it in a directory named after the host (node01/topo.xml) to keep hosts apart"
+    ) % {"name": repr(source_name), "host": repr(DEFAULT_HOST)}

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from twin.ingest.errors import IngestError, IngestProblem
-from twin.simcore.translation import LATER
+from twin.simcore.translation import LATER, plain_words, words_from_plain
 from twin.simcore.diff import normalise_name, normalise_port
 from twin.simcore.errors import FabricError, format_path
 from twin.simcore.model import Attrs, FabricSpec, LinkSpec, NodeSpec
@@ -438,7 +438,7 @@ class _Merger:
     def fabric_attrs(self) -> dict[str, Any]:
         merged: dict[str, Any] = {}
         origin: dict[tuple[str, ...], str] = {}
-        warnings: list[str] = []
+        warnings: list[Any] = []  # stored words (plain_words), as the parsers keep them
         for source, spec in self.parts:
             attrs = {
                 key: value
@@ -447,7 +447,10 @@ class _Merger:
             }
             self._merge_into(merged, attrs, (), source, origin, "fabric", "")
             # Each file's warnings are its own: kept all, each saying which file it is about.
-            warnings += [f"{source}: {warning}" for warning in spec.attrs.get("warnings", ())]
+            warnings += [
+                plain_words(LATER.gettext("%(source)s: %(warning)s") % {"source": source, "warning": words_from_plain(warning)})
+                for warning in spec.attrs.get("warnings", ())
+            ]
         merged["merged_from"] = [source for source, _ in self.parts]
         if warnings:
             merged["warnings"] = warnings

@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
-from twin.simcore.translation import LATER, gettext_noop
+from twin.simcore.translation import LATER, gettext_noop, plain_words
 from twin.ingest.errors import IngestError, ProblemCollector
 from twin.ingest.hostlist import host_node_id, source_host
 from twin.ingest.options import ParseOptions
@@ -262,7 +262,7 @@ def _fabric(source_name: str, neighbours: list[_Neighbour], problems: ProblemCol
             )
         )
     problems.raise_if_any()
-    attrs = {"warnings": [host_warning]} if host_warning else {}
+    attrs = {"warnings": [plain_words(host_warning)]} if host_warning else {}
     return FabricSpec(source_name, tuple(nodes.values()), tuple(links), attrs)
 
 

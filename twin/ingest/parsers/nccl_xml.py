@@ -35,7 +35,7 @@ from xml.etree.ElementTree import Element, ParseError, TreeBuilder
 from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import DefusedXMLParser
 
-from twin.simcore.translation import LATER, gettext_noop
+from twin.simcore.translation import LATER, Phrase, gettext_noop, plain_words
 from twin.ingest.errors import IngestError, ProblemCollector, Words
 from twin.ingest.hostlist import source_host
 from twin.ingest.options import ParseOptions
@@ -150,14 +150,14 @@ class NcclTopoXmlParser(Parser):
         return builder.fabric()
 
 
-def _text_warnings(text: str) -> list[str]:
+def _text_warnings(text: str) -> list[Phrase]:
     """What NCCL's own reader would trip over in the raw text (it is stricter than XML)."""
     warnings = []
     if text.lstrip("\ufeff \t\r\n").startswith("<?xml"):
-        warnings.append("line 1: NCCL's reader does not accept the <?xml ?> prolog")
+        warnings.append(LATER.gettext("line 1: NCCL's reader does not accept the <?xml ?> prolog"))
     if "\t" in text:
         line = text.count("\n", 0, text.index("\t")) + 1
-        warnings.append(f"line {line}: a TAB, which NCCL's reader does not take for white space")
+        warnings.append(LATER.gettext("line %(line)s: a TAB, which NCCL's reader does not take for white space") % {"line": str(line)})
     return warnings
 
 
@@ -242,8 +242,8 @@ class _Document:
     def problem(self, element: Element, message: Words, expected: Words) -> None:
         self.problems.add(message, line=self.lines.get(element), path=self.paths.get(element), expected=expected)
 
-    def warning(self, element: Element, message: str) -> str:
-        return f"line {self.lines.get(element)} ({self.paths.get(element)}): {message}"
+    def warning(self, element: Element, message: Phrase) -> Phrase:
+        return LATER.gettext("line %(line)s (%(path)s): %(warning)s") % {"line": str(self.lines.get(element)), "path": self.paths.get(element), "warning": message}
 
     def integer(self, element: Element, name: str, *, hexadecimal: bool = False) -> int | None:
         """An integer attribute, ``None`` when absent; a problem when not a number."""
@@ -280,7 +280,7 @@ class _Device:
 class _FabricBuilder:
     """Walks the document once, then turns what it found into nodes and links."""
 
-    def __init__(self, document: _Document, source_name: str, options: ParseOptions, warnings: list[str]) -> None:
+    def __init__(self, document: _Document, source_name: str, options: ParseOptions, warnings: list[Phrase]) -> None:
         self.document = document
         self.source_name = source_name
         self.lane_gbps = options.default_bandwidth_gbps
@@ -541,13 +541,16 @@ class _FabricBuilder:
         document = self.document
         for element in document.walk():
             limits = (
-                (len(element.attrib) > _NCCL_MAX_ATTRIBUTES, f"{len(element.attrib)} attributes", _NCCL_MAX_ATTRIBUTES),
-                (len(element) > _NCCL_MAX_CHILDREN, f"{len(element)} children", _NCCL_MAX_CHILDREN),
-                (any(len(value) > _NCCL_MAX_VALUE for value in element.attrib.values()), "a long value", _NCCL_MAX_VALUE),
-            )
-            for exceeded, what, limit in limits:
+                (len(element.attrib) > _NCCL_MAX_ATTRIBUTES, LATER.gettext("%(count)s attributes; NCCL's reader takes at most %(limit)s"), len(element.attrib), _NCCL_MAX_ATTRIBUTES),
+                (len(element) > _NCCL_MAX_CHILDREN, LATER.gettext("%(count)s children; NCCL's reader takes at most %(limit)s"), len(element), _NCCL_MAX_CHILDREN),
+                (
+                    any(len(value) > _NCCL_MAX_VALUE for value in element.attrib.values()),
+                    LATER.gettext("a long value; NCCL's reader takes at most %(limit)s"), None, _NCCL_MAX_VALUE,
+                ),
+            )  # fmt: skip
+            for exceeded, warning, count, limit in limits:
                 if exceeded:
-                    self.warnings.append(document.warning(element, f"{what}; NCCL's reader takes at most {limit}"))
+                    self.warnings.append(document.warning(element, warning % {"count": count, "limit": limit}))
 
     # Building -----------------------------------------------------------------------------
 
@@ -563,7 +566,7 @@ class _FabricBuilder:
         nodes += [
             NodeSpec(node_id, "switch", node_id, tier="leaf", attrs=attrs) for node_id, attrs in self.nvswitches.items()
         ]
-        attrs = {"warnings": self.warnings} if self.warnings else {}
+        attrs = {"warnings": [plain_words(warning) for warning in self.warnings]} if self.warnings else {}
         return FabricSpec(self.source_name, tuple(nodes), tuple(self.links), attrs)
 
     @staticmethod

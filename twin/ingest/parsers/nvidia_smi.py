@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from twin.simcore.translation import LATER, Joined, gettext_noop
+from twin.simcore.translation import LATER, Joined, gettext_noop, plain_words
 from twin.ingest.errors import ProblemCollector
 from twin.ingest.hostlist import source_host
 from twin.ingest.options import ParseOptions
@@ -229,5 +229,5 @@ def _fabric(
         for nic in nics:
             if cell[gpu, nic] in ("PIX", "PXB"):
                 links.append(link(node_id[gpu], node_id[nic], DEFAULT_PCIE_GBPS, {"medium": "pcie", "path": cell[gpu, nic]}))
-    attrs = {"warnings": [host_warning]} if host_warning else {}
+    attrs = {"warnings": [plain_words(host_warning)]} if host_warning else {}
     return FabricSpec(source_name, tuple(nodes), tuple(links), attrs)
