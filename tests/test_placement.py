@@ -104,3 +104,5 @@ def test_a_placement_warning_reads_in_the_readers_language(operator_client):
     chinese = operator_client.get(f"/api/runs/{response.json()['id']}/", HTTP_ACCEPT_LANGUAGE="zh-Hans").json()["result"]["results"]["aware"]
     assert chinese["warnings"] == ["由 16 张卡组成的 TP 组大于任何交换域（最大的交换域有 8 张空闲卡）：4 个 TP 组中有 4 个跨越多个交换域，最多跨越 2 个，这已是空闲卡所允许的最少数量"]
     assert "warning_words" not in chinese
+    # One frame goes to every viewer: it carries the warnings in each language of the site.
+    assert chinese["warnings_by_language"] == {"en": english["warnings"], "zh-hans": chinese["warnings"]}

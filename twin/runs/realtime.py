@@ -53,16 +53,22 @@ def run_state_payload(run: Run) -> dict:
 
 
 def result_in_language(run: Run) -> dict | None:
-    """The run's result with the words it stores (a placement's `warning_words`) as text in the
-    active language, in place of the English kept beside them."""
+    """The run's result with the words it stores (a placement's `warning_words`) as text: in the
+    active language in place of the English kept beside them, and in every language of the site
+    (`warnings_by_language`), since one frame goes to every viewer."""
     if run.kind != RunKind.PLACEMENT or not run.result:
         return run.result
     shown = {}
     for strategy, result in run.result["results"].items():
-        words = result.get("warning_words")
         shown[strategy] = {key: value for key, value in result.items() if key != "warning_words"}
-        if words is not None:
-            shown[strategy]["warnings"] = [str(rendered(words_from_plain(warning), translation)) for warning in words]
+        words = [words_from_plain(warning) for warning in result.get("warning_words", ())]
+        if words:
+            shown[strategy]["warnings"] = [str(rendered(warning, translation)) for warning in words]
+            by_language = {}
+            for language, _ in settings.LANGUAGES:
+                with translation.override(language):
+                    by_language[language] = [str(rendered(warning, translation)) for warning in words]
+            shown[strategy]["warnings_by_language"] = by_language
     return {**run.result, "results": shown}
 
 
