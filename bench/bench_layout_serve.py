@@ -31,6 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.measure import keep_figure  # noqa: E402
 from tests.stack import Session, Stack  # noqa: E402
 
 
@@ -89,6 +90,9 @@ def main() -> None:
         print(f"GET gzip: {status}, Content-Encoding {headers.get('Content-Encoding')}, {len(body) / 1e6:.2f} MB on the wire,"
               f" {len(gzip.decompress(body)) / 1e6:.2f} MB of JSON; to the last byte ms median {statistics.median(times) * 1e3:.1f}"
               f" / min {min(times) * 1e3:.1f} / max {max(times) * 1e3:.1f} ({chosen.requests} requests)")
+        wire_mb, served_ms = len(body) / 1e6, statistics.median(times) * 1e3
+        keep_figure(f"map layout of {chosen.cards:,} cards on the wire (gzip)", wire_mb, "MB", target="< 2 MB", met=wire_mb < 2)
+        keep_figure(f"map layout of {chosen.cards:,} cards served, median of {chosen.requests}", served_ms, "ms", target="< 100 ms", met=served_ms < 100)
         tag = headers["ETag"]
         unchanged = [fetch(session, path, {"Accept-Encoding": "gzip", "If-None-Match": tag}) for _ in range(chosen.requests)]
         times = [t for *_, t in unchanged]

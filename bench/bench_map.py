@@ -38,6 +38,7 @@ sys.path.insert(0, str(ROOT))
 
 from playwright.sync_api import sync_playwright  # noqa: E402
 
+from bench.measure import keep_figure  # noqa: E402
 from twin.simcore.generate import fat_tree  # noqa: E402
 from twin.simcore.layout import fabric_layout  # noqa: E402
 
@@ -220,6 +221,12 @@ def main() -> None:
         f"(got {most}); redraw < 200 ms (worst {worst:.0f}); layout < 1 s and < 5 MB "
         f"(got {layout_seconds * 1000:.0f} ms, {size / 1e6:.2f} MB)"
     )
+    cards = f"{args.cards:,}-card map"
+    keep_figure(f"{cards}: first draw (level of detail, and in the workspace)", first, "ms", target="< 3,000 ms", met=first < 3000)
+    keep_figure(f"{cards}: worst redraw at any zoom, docks open or not", worst, "ms", target="< 200 ms", met=worst < 200)
+    keep_figure(f"{cards}: most elements drawn", most, "", target="<= ~3,000", met=most <= 3000)
+    keep_figure(f"{cards}: layout computed", layout_seconds * 1000, "ms", target="< 1,000 ms", met=layout_seconds < 1)
+    keep_figure(f"{cards}: layout size", size / 1e6, "MB", target="< 5 MB", met=size < 5e6)
 
 
 if __name__ == "__main__":

@@ -44,6 +44,7 @@ from urllib.parse import urlsplit
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.measure import keep_figure  # noqa: E402
 from tests.stack import Session, Stack  # noqa: E402
 
 TARGET_HZ = 10.0
@@ -206,6 +207,13 @@ def phase_figures(kind: str, outcome: dict, viewer: Viewer, *, web_s: float, wor
     print(f"  POST answered: p50 {pct(answered, 50) * 1e3:.0f} ms, p95 {pct(answered, 95) * 1e3:.0f} ms")
     print(f"  post-to-viewer: p50 {pct(lags, 50) * 1e3:.0f} ms, p95 {p95 * 1e3:.0f} ms, max {max(lags, default=float('nan')) * 1e3:.0f} ms; {len(sent) - len(lags)} posts never reached the viewer"
           f" (target p95 < {TARGET_P95_S * 1e3:.0f} ms at {TARGET_HZ:g} Hz: {'met' if p95 < TARGET_P95_S and refresh_hz >= 0.95 * TARGET_HZ else 'NOT met'})")  # fmt: skip
+    # The target is for the columns body, the one documented for thousands of ports; a list of
+    # sample objects is kept as the naive collector's reference.
+    targeted = kind != "samples"
+    keep_figure(f"telemetry refresh at the viewer, {hz:g} Hz posts ({kind} body)", refresh_hz, "frames/s",
+                target=f">= {0.95 * TARGET_HZ:g} frames/s" if targeted else "none (objects body)", met=refresh_hz >= 0.95 * TARGET_HZ if targeted else None)  # fmt: skip
+    keep_figure(f"telemetry post-to-viewer p95 ({kind} body)", p95 * 1e3, "ms",
+                target=f"< {TARGET_P95_S * 1e3:.0f} ms" if targeted else "none (objects body)", met=p95 < TARGET_P95_S if targeted else None)  # fmt: skip
     print(f"  CPU per post: web {web_s / posts * 1e3:.1f} ms (HTTP, JSON, check, into the slot), live worker {worker_s / posts * 1e3:.1f} ms (frame, store, push)")
 
 

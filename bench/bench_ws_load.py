@@ -47,6 +47,7 @@ sys.path.insert(0, str(ROOT))
 
 import psutil  # noqa: E402
 
+from bench.measure import keep_figure  # noqa: E402
 from tests.stack import Session, Stack  # noqa: E402
 from twin.replay.encoding import FRAME_MESSAGE_VERSION, decode_message  # noqa: E402
 
@@ -455,6 +456,7 @@ def main() -> None:
             dropped = f"{p['seqs_seen_by_none']}+{max(p['missing_per_client'], default=0)}"
             print(f"{o['n']:>7} | {o['encoding']:>6} | {p['frame_bytes'] / 1e3:>8.1f} | {frames:>25} | {statistics.median(p['rates'] or [0]):>7.2f} | {ms(pct(p['intervals'], 95)):>15} | "
                   f"{lag:>20} | {seek:>20} | {len(p['stalled']):>7} | {dropped:>7} | {web_cpu(o) * 100:>6.0f}% | {o['load_before']:>4.1f}")
+            keep_phase_figures(o, cards, chosen.web_processes)
         by_phase = {(o["n"], o["encoding"]): o for o in summary}
         for n in dict.fromkeys(o["n"] for o in summary):
             binary, text = by_phase.get((n, "binary")), by_phase.get((n, "json"))
@@ -463,6 +465,18 @@ def main() -> None:
                 lag = lambda o: pct(o["play"]["lags"], 95)  # noqa: E731
                 print(f"binary / json at {n} client(s): frame bytes {quotient(binary['play']['frame_bytes'], text['play']['frame_bytes']):.2f}x,"
                       f" web CPU {quotient(web_cpu(binary), web_cpu(text)):.2f}x, fps {quotient(rate(binary), rate(text)):.2f}x, lag p95 {quotient(lag(binary), lag(text)):.2f}x")
+
+
+def keep_phase_figures(outcome: dict, cards: int, web_processes: int) -> None:
+    """The issue's target for one phase: 10 frames/s to every viewer, p95 lag < 250 ms, no frame
+    lost and no viewer stalled (skipping to the newest frame is allowed)."""
+    p = outcome["play"]
+    phase = f"{outcome['n']} viewers, {outcome['encoding']} frames, {cards:,} cards, {web_processes} web processes"
+    rate, lag_ms = statistics.median(p["rates"] or [0]), pct(p["lags"], 95) * 1e3
+    lost = p["seqs_seen_by_none"] + len(p["stalled"])
+    keep_figure(f"replay push, {phase}: frames/s per viewer (median)", rate, "frames/s", target=">= 9.5 frames/s", met=rate >= 9.5)
+    keep_figure(f"replay push, {phase}: lag p95", lag_ms, "ms", target="< 250 ms", met=lag_ms < 250)
+    keep_figure(f"replay push, {phase}: frames lost by all + viewers stalled", lost, "", target="0", met=lost == 0)
 
 
 def quotient(a: float, b: float) -> float:

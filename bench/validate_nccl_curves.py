@@ -13,7 +13,8 @@ runs used NVLS, so the twin runs in-switch reduction; three fits are printed:
 - start-up and efficiency with no loop cost (the affine law the twin had before), for comparison.
 
 Each prints the fitted values with their standard errors, then per size the measured H100 and
-H200 busbw, the prediction and its errors, and the worst H200 error at >= 1 MiB. Figures are
+H200 busbw, the prediction and its errors, what ``auto`` picks on the calibrated fabric (NCCL's
+algorithms: ``transport.TUNER_ALGORITHMS``) and the worst H200 error at >= 1 MiB. Figures are
 printed, not asserted (``tests/simcore/test_simcore_calibrate.py`` asserts them).
 """
 
@@ -22,7 +23,6 @@ from __future__ import annotations
 import json
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -30,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from twin.simcore.calibrate import calibrate  # noqa: E402
 from twin.simcore.model import FabricSpec, LinkSpec, NodeSpec  # noqa: E402
 from twin.simcore.simulate import Simulator  # noqa: E402
+from twin.simcore.transport import HOPPER_NVLINK_EFFICIENCY  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1] / "tests/data/simcore"
 FITS = {
@@ -46,11 +47,13 @@ def curve(name: str) -> list[tuple[int, float]]:
 
 
 def eight_gpus(name: str, transport: dict | None = None) -> FabricSpec:
-    """8 GPUs behind one NVSwitch at 450 GB/s (3,600 Gb/s) a GPU, NVLS capable: H100 and H200 alike."""
+    """8 GPUs behind one NVSwitch at 450 GB/s (3,600 Gb/s) a GPU, NVLS capable: H100 and H200 alike
+    (the same NVLink 4, so the same share of its line rate moves data: NCCL's 20.6 of 25 GB/s a link)."""
     gpus = [NodeSpec(f"gpu{index}", "card", f"gpu{index}", host="node") for index in range(8)]
     nvswitch = NodeSpec("nvswitch", "switch", "nvswitch", tier="leaf", attrs={"in_switch_reduction": True})
     links = [LinkSpec(gpu.id, "1", "nvswitch", str(index + 1), 3600, 10) for index, gpu in enumerate(gpus)]
-    return FabricSpec(name, (*gpus, nvswitch), tuple(links), attrs={"transport": transport or {}})
+    stored = {"scale_up": {"efficiency": HOPPER_NVLINK_EFFICIENCY}, **(transport or {})}
+    return FabricSpec(name, (*gpus, nvswitch), tuple(links), attrs={"transport": stored})
 
 
 def main() -> None:
@@ -61,18 +64,19 @@ def main() -> None:
         cpu = time.process_time() - started
         values = ", ".join(f"{name} {value:.4g} +- {fitted['standard_errors'][name]:.2g}" for name, value in fitted["parameters"].items())
         print(f"== fitted on 8x H100 ({label}; {len(h100)} sizes, {cpu:.2f} s CPU): {values}")
-        stored = {**fixed, **fitted["transport"]}
-        predictor = Simulator(replace(eight_gpus("8x-h200"), attrs={"transport": stored}))
+        predictor = Simulator(eight_gpus("8x-h200", fixed), transport=fitted["transport"])
         worst = {MIB: 0.0, 16 * MIB: 0.0}
         for (size, h100_busbw), (h200_size, h200_busbw), point in zip(h100, h200, fitted["points"]):
             assert size == h200_size, "the two curves must share their sizes"
             result = predictor.run("allreduce", size, "in_switch", top_links=0)
+            chosen = predictor.run("allreduce", size, top_links=0)
             error = result["busbw_GBps"] / h200_busbw - 1
             for smallest in worst:
                 if size >= smallest:
                     worst[smallest] = max(worst[smallest], abs(error))
             print(f"  {size / MIB:7.0f} MiB   H100 {h100_busbw:7.2f} fitted {point['predicted_busbw_GBps']:7.2f} ({100 * point['relative_error']:+5.1f} %)   "
-                  f"H200 {h200_busbw:7.2f} predicted {result['busbw_GBps']:7.2f} ({100 * error:+5.1f} %)   {result['time_s'] * 1e6:9.1f} us")
+                  f"H200 {h200_busbw:7.2f} predicted {result['busbw_GBps']:7.2f} ({100 * error:+5.1f} %)   {result['time_s'] * 1e6:9.1f} us   "
+                  f"auto {chosen['algorithm']} ({chosen['protocol']}) {chosen['busbw_GBps']:6.1f}")
         print(f"  worst H200 error at >= 1 MiB: {100 * worst[MIB]:.1f} % (target 10 %: {'met' if worst[MIB] < 0.10 else 'missed'}); "
               f"at >= 16 MiB: {100 * worst[16 * MIB]:.1f} %")
     h100_1mib, h200_1mib = h100[0][1], h200[0][1]

@@ -1,8 +1,10 @@
 """A real Prometheus (Debian's `prometheus` binary, a temporary config and storage on a free port)
 scraping a small exporter that serves recorded metrics text with its counters advancing.
 
-The recorded text is read with prometheus_client's parser and written back with its exposition
-code, so what Prometheus scrapes is what the real exporter printed, counters moved on.
+The recorded text is read with prometheus_client's parser and written back as it was printed
+(names, label order), so what Prometheus scrapes is what the exporter printed, counters moved on.
+prometheus_client's own exposition code is not used: it renames counters to end in ``_total``
+(dcgm-exporter's ``DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_L7`` is a counter that does not).
 """
 from __future__ import annotations
 
@@ -17,12 +19,13 @@ from collections.abc import Callable, Iterator, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
-from prometheus_client.metrics_core import Metric
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.parser import text_string_to_metric_families
+from prometheus_client.utils import floatToGoString
 
 PROMETHEUS = shutil.which("prometheus")
 NODE_EXPORTER_TEXT = Path(__file__).parent / "data" / "telemetry" / "node_exporter_1.5_infiniband.prom"
+DCGM_EXPORTER_TEXT = Path(__file__).parent / "data" / "telemetry" / "dcgm-exporter_3.3_8xH100_nvlink.prom"
 
 
 def free_port() -> int:
@@ -31,32 +34,44 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-class RecordedHosts:
-    """Each host serves the recorded text at /<host>/metrics; a sample named in `rates[host]`
-    (by sample name and its labels' `device`) grows at that many units per second."""
+Grows = Mapping[tuple[str, tuple[tuple[str, str], ...]], float]
 
-    def __init__(self, text: str, rates: Mapping[str, Mapping[tuple[str, str], float]]) -> None:
-        self.families = list(text_string_to_metric_families(text))
+
+class RecordedHosts:
+    """Each host serves the recorded text at /<host>/metrics. A sample named in `rates[host]`
+    (by its name and labels it has: `("DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_L7", (("gpu",
+    "3"),))`) grows at that many units per second. `host_label` (dcgm-exporter's `Hostname`)
+    is set to the host serving the text, as each host's exporter names its own host."""
+
+    def __init__(self, text: str, rates: Mapping[str, Grows], *, host_label: str | None = None) -> None:
+        printed = {line.split("{", 1)[0].split(" ", 1)[0] for line in text.splitlines() if line and not line.startswith("#")}
+        self.families = []
+        for family in text_string_to_metric_families(text):
+            # The parser writes counters as OpenMetrics does (name_total): back to the printed name.
+            samples = [(sample.name if sample.name in printed else sample.name.removesuffix("_total"), sample.labels, sample.value) for sample in family.samples]
+            name = family.name + "_total" if family.type == "counter" and family.name + "_total" in printed else family.name
+            self.families.append((name, family, samples))
         self.rates = rates
+        self.host_label = host_label
         self.started = time.time()
 
-    def collect_for(self, host: str):
+    def metrics_text(self, host: str) -> bytes:
         elapsed = time.time() - self.started
         rates = self.rates.get(host, {})
+        lines = []
+        for name, family, samples in self.families:
+            documentation = family.documentation.replace("\\", r"\\").replace("\n", r"\n")
+            lines += [f"# HELP {name} {documentation}", f"# TYPE {name} {'untyped' if family.type == 'unknown' else family.type}"]
+            for sample_name, labels, value in samples:
+                grown = sum(rate for (grown_name, matches), rate in rates.items() if grown_name == sample_name and all(labels.get(k) == v for k, v in matches))
+                shown = {**labels, self.host_label: host} if self.host_label in labels else labels
+                label_text = ",".join(f'{key}="{_escaped(text)}"' for key, text in shown.items())
+                lines.append(f"{sample_name}{{{label_text}}} {floatToGoString(value + grown * elapsed)}" if label_text else f"{sample_name} {floatToGoString(value + grown * elapsed)}")
+        return ("\n".join(lines) + "\n").encode()
 
-        class Host:
-            def collect(inner):  # noqa: N805 - generate_latest calls registry.collect()
-                for family in self.families:
-                    moved = Metric(family.name, family.documentation, family.type, family.unit)
-                    for sample in family.samples:
-                        grown = rates.get((sample.name, sample.labels.get("device", "")), 0.0) * elapsed
-                        moved.add_sample(sample.name, sample.labels, sample.value + grown, sample.timestamp, sample.exemplar)
-                    yield moved
 
-        return Host()
-
-    def metrics_text(self, host: str) -> bytes:
-        return generate_latest(self.collect_for(host))
+def _escaped(text: str) -> str:
+    return text.replace("\\", r"\\").replace("\n", r"\n").replace('"', r'\"')
 
 
 @contextlib.contextmanager
@@ -90,15 +105,18 @@ def serve_hosts(metrics_of: Callable[[str], bytes | None]) -> Iterator[int]:
 
 
 @contextlib.contextmanager
-def run_prometheus(directory: Path, exporter_port: int, hosts: list[str], *, scrape_interval: str = "500ms") -> Iterator[str]:
-    """Prometheus scraping /<host>/metrics of the exporter as the target `<host>:9100` (the
-    `instance` label a node_exporter on that host would get); yields its URL."""
+def run_prometheus(
+    directory: Path, exporter_port: int, hosts: list[str], *, scrape_interval: str = "500ms", job: str = "infiniband", target_port: int = 9100
+) -> Iterator[str]:
+    """Prometheus scraping /<host>/metrics of the exporter as the target `<host>:<target_port>`
+    (the `instance` label the exporter on that host would get: node_exporter's 9100,
+    dcgm-exporter's 9400); yields its URL."""
     targets = "\n".join(
-        f'      - targets: ["127.0.0.1:{exporter_port}"]\n        labels: {{instance: "{host}:9100", __metrics_path__: "/{host}/metrics"}}'
+        f'      - targets: ["127.0.0.1:{exporter_port}"]\n        labels: {{instance: "{host}:{target_port}", __metrics_path__: "/{host}/metrics"}}'
         for host in hosts
     )
     config = directory / "prometheus.yml"
-    config.write_text(f"global:\n  scrape_interval: {scrape_interval}\n  evaluation_interval: 10s\nscrape_configs:\n  - job_name: infiniband\n    static_configs:\n{targets}\n")
+    config.write_text(f"global:\n  scrape_interval: {scrape_interval}\n  evaluation_interval: 10s\nscrape_configs:\n  - job_name: {job}\n    static_configs:\n{targets}\n")
     port = free_port()
     log = (directory / "prometheus.log").open("wb")
     process = subprocess.Popen(

@@ -1,8 +1,9 @@
 """The map as the centre of the work, in headless Chromium against the whole product (real worker,
 Redis, database), on a fabric uploaded from the Upload page (an ibnetdiscover dump: two leaves,
 one spine, eight HCAs, one leaf-spine cable trained at 1x): a link clicked on the map shows its
-ends, cables and state in the details panel and goes into the address bar, which restores it; an
-aggregated edge of the demo super-node shows how many links it stands for; no two labels overlap at any zoom; hop
+ends, cables and state in the details panel and goes into the address bar, which restores it; a
+link hovered shows them in a tooltip (with the utilisation while a replay colours the map), empty
+space none; an aggregated edge of the demo super-node shows how many links it stands for; no two labels overlap at any zoom; hop
 statistics colour the cards by their hops from one card; a replay's `frame` deep link opens the
 player at that frame with the map coloured by it."""
 import shutil
@@ -43,6 +44,20 @@ def click_link(page, link: int) -> None:
     page.mouse.click(point["x"], point["y"])
 
 
+def hover_link(page, link: int) -> None:
+    """Move the pointer onto the middle of the edge drawn for layout link `link`, from just beside it."""
+    point = page.evaluate("(link) => window.__twinMap.linkOnScreen(link)", link)
+    assert point is not None, f"link {link} is not drawn"
+    page.mouse.move(point["x"] - 2, point["y"] - 2)
+    page.mouse.move(point["x"], point["y"])
+
+
+def hover_empty_space(page) -> None:
+    """Move the pointer into the stage's top-left corner, inside the padding no link is drawn in."""
+    box = page.locator("#fabric-map .tmap-stage").bounding_box()
+    page.mouse.move(box["x"] + 4, box["y"] + 4)
+
+
 def query_of(url: str) -> dict[str, str]:
     return {key: values[0] for key, values in parse_qs(urlsplit(url).query).items()}
 
@@ -80,6 +95,21 @@ def test_links_labels_hops_and_frames_on_the_map_of_an_uploaded_fabric(tmp_path,
             assert query_of(page.url)["link"] == str(hca_link)
             page.screenshot(path=str(ARTIFACTS / "map-link-picked.png"))
 
+            # The same link hovered: a tooltip names both ends, then their ports and the cable's width
+            # (from the node endpoint); empty space shows none, and a zoom hides it.
+            hover_link(page, hca_link)
+            page.wait_for_selector("#fabric-map .tooltip:has-text('node01/mlx5_0 → leaf01')", timeout=10000)
+            page.wait_for_selector("#fabric-map .tooltip:has-text('4x NDR')", timeout=10000)
+            tip = page.inner_text("#fabric-map .tooltip")
+            assert all(line in tip for line in ("Port of node01/mlx5_0: 1", "Port of leaf01: 1", "Speed: 400 Gb/s", "State: Up")), tip
+            page.screenshot(path=str(ARTIFACTS / "map-link-hovered.png"))
+            hover_empty_space(page)
+            page.wait_for_selector("#fabric-map .tooltip", state="hidden", timeout=5000)
+            hover_link(page, hca_link)
+            page.wait_for_selector("#fabric-map .tooltip:has-text('node01/mlx5_0 → leaf01')", timeout=5000)
+            page.mouse.wheel(0, -120)
+            page.wait_for_selector("#fabric-map .tooltip", state="hidden", timeout=5000)
+
             # The deep link of the leaf02-spine01 pair (two cables, one trained at 1x) in a fresh tab.
             uplinks = page.evaluate(LINK_BETWEEN, ["leaf02", "spine01"])
             assert len(uplinks) == 2, uplinks
@@ -92,6 +122,11 @@ def test_links_labels_hops_and_frames_on_the_map_of_an_uploaded_fabric(tmp_path,
             assert len(cables) == 2 and any("1x NDR" in row and "degraded" in row for row in cables), cables
             assert "1 up, 1 degraded, 0 down" in other.inner_text("#map-details .tmap-link-summary")
             assert query_of(other.url)["link"] == str(uplinks[0])
+            # Hovered, the pair says it stands for two cables, of two widths and states.
+            hover_link(other, uplinks[0])
+            other.wait_for_selector("#fabric-map .tooltip:has-text('leaf02 → spine01'):has-text('1x NDR')", timeout=10000)
+            tip = other.inner_text("#fabric-map .tooltip")
+            assert "Parallel cables: 2" in tip and "1 up, 1 degraded, 0 down" in tip, tip
 
             # On the 1,024-card demo at 1x, leaves and spines are closed groups: a leaf-spine edge stands
             # for every link between the two, and says how many.
@@ -187,7 +222,18 @@ def test_links_labels_hops_and_frames_on_the_map_of_an_uploaded_fabric(tmp_path,
                 }})()""",
                 timeout_ms=20000,
             )
-            assert query_of(linked.url)["frame"] == str(frame["index"])
+            # The address bar is written a moment after the frame shows (the player may show frame 0 first).
+            wait_until(linked, f"new URLSearchParams(location.search).get('frame') === '{frame['index']}'", timeout_ms=5000)
+            # A link hovered while the replay colours the map: its utilisation in the frame. (With the
+            # player docked the map is smaller and the leaves closed: selecting the link opens them.)
+            assert linked.evaluate("(link) => window.__twinMap.selectLink(link)", hca_link)
+            shown = linked.evaluate(
+                """(link) => new Intl.NumberFormat('en', {style: 'percent', minimumFractionDigits: 1, maximumFractionDigits: 1})
+                    .format(window.__twinMap.linkUtilisation()[link])""",
+                hca_link,
+            )
+            hover_link(linked, hca_link)
+            linked.wait_for_selector(f"#fabric-map .tooltip:has-text('Utilisation: {shown}')", timeout=10000)
             linked.screenshot(path=str(ARTIFACTS / "map-frame-deep-link.png"))
             assert page_errors == [], page_errors
     finally:

@@ -83,6 +83,28 @@ def test_calibration_is_stored_and_used(small_snapshot):
     assert after < before * 0.8  # the calibrated (slower) transport is what later runs use
 
 
+def test_a_calibration_keeps_the_fabrics_other_settings_and_fits_on_top_of_them(small_snapshot):
+    """The fabric's Simple protocol runs at 0.5 of line rate (a stored setting); the measured
+    curve is the twin's own with it. Fitting the LL128 efficiency must not drop that setting,
+    nor fit as if it were not there."""
+    fabric = small_snapshot.fabric
+    fabric.transport = {"scale_up": {"Simple": {"efficiency": 0.5}}}
+    fabric.save(update_fields=["transport"])
+    sizes = [2**20, 2**24, 2**26, 2**28, 2**30]
+    measured = [
+        (size, collective_simulate(snapshot=small_snapshot, collective="allreduce", size_bytes=size, algorithm="ring", protocol="Simple")["busbw_GBps"])
+        for size in sizes
+    ]
+    fitted = fabric_calibrate(
+        fabric=fabric, snapshot=small_snapshot, points=measured, source="own curve", algorithm="ring", protocol="Simple",
+        fit=("scale_up.Simple.base_latency_ns",),
+    )
+    fabric.refresh_from_db()
+    assert fabric.transport["scale_up"]["Simple"]["efficiency"] == 0.5
+    assert "base_latency_ns" in fabric.transport["scale_up"]["Simple"]
+    assert fitted["max_relative_error"] < 0.01  # fitted with the stored efficiency in place
+
+
 def test_a_run_can_override_the_transport(small_snapshot):
     from twin.simcore.errors import TwinCoreError
 

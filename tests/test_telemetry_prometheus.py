@@ -1,9 +1,10 @@
 """Telemetry from a real Prometheus: the fabric page's form checks the server and the label
 mapping, a real Celery worker polls rate() of the byte and error counters, and viewers of the
 fabric get the same live frames as from the POST endpoint. Prometheus scrapes recorded
-node_exporter text (tests/prometheus_stack.py)."""
+node_exporter and dcgm-exporter text (tests/prometheus_stack.py)."""
 import base64
 import json
+import re
 import time
 import urllib.parse
 import urllib.request
@@ -13,13 +14,16 @@ import pytest
 from asgiref.sync import async_to_sync
 from channels.testing import WebsocketCommunicator
 
-from tests.prometheus_stack import NODE_EXPORTER_TEXT, PROMETHEUS, RecordedHosts, free_port, run_prometheus, serve_hosts
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from tests.prometheus_stack import DCGM_EXPORTER_TEXT, NODE_EXPORTER_TEXT, PROMETHEUS, RecordedHosts, free_port, run_prometheus, serve_hosts
 from tests.test_consumers import session_headers
 from tests.test_runs import wait_for
 from twin.accounts.models import Role
 from twin.asgi import application
 from twin.fabrics.services import snapshot_create
 from twin.ingest.registry import parse_fabric
+from twin.fabrics.models import Fabric
 from twin.simulations.models import TelemetrySource
 
 pytestmark = [
@@ -43,11 +47,11 @@ def ib_fabric(db):
 @pytest.fixture(scope="module")
 def prometheus(tmp_path_factory):
     rates = {
-        "node01": {("node_infiniband_port_data_transmitted_bytes_total", "mlx5_0"): NODE01_TX},
+        "node01": {("node_infiniband_port_data_transmitted_bytes_total", (("device", "mlx5_0"),)): NODE01_TX},
         "node02": {
-            ("node_infiniband_port_data_received_bytes_total", "mlx5_0"): NODE02_RX,
-            ("node_infiniband_symbol_error_total", "mlx5_0"): 5.0,
-            ("node_infiniband_link_downed_total", "mlx5_0"): NODE02_LINK_DOWNS_PER_S,
+            ("node_infiniband_port_data_received_bytes_total", (("device", "mlx5_0"),)): NODE02_RX,
+            ("node_infiniband_symbol_error_total", (("device", "mlx5_0"),)): 5.0,
+            ("node_infiniband_link_downed_total", (("device", "mlx5_0"),)): NODE02_LINK_DOWNS_PER_S,
         },
     }
     hosts = RecordedHosts(NODE_EXPORTER_TEXT.read_text(), rates)
@@ -170,3 +174,83 @@ def test_a_source_that_cannot_work_is_refused_with_the_reason_and_nothing_is_sto
     assert b'id="telemetry-source-form"' in response.content
     assert not TelemetrySource.objects.exists()
 
+
+
+HGX_DUMP = Path(__file__).parent / "data" / "nccl_xml" / "nccl_topo_dump_8xH100.xml"  # = samples/nccl_topo_dump_8xH100.xml
+NVLINK_GBS = 18 * 25  # an H100's 18 NVLinks, 25 GB/s each way
+GPU3_LANE7_CRC_PER_S = 5.0  # GPU3's NVLink 7 carries nothing and its flit CRC errors grow
+
+
+@pytest.fixture(scope="module")
+def dcgm_prometheus(tmp_path_factory):
+    """dcgm-exporter's text on node01 (the uploaded HGX) and node02 (not in the fabric), scraped as
+    dcgm-exporter is: job dcgm, port 9400."""
+    rates = {"node01": {("DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_L7", (("gpu", "3"),)): GPU3_LANE7_CRC_PER_S}}
+    hosts = RecordedHosts(DCGM_EXPORTER_TEXT.read_text(), rates, host_label="Hostname")
+    directory = tmp_path_factory.mktemp("prometheus-dcgm")
+    with serve_hosts(hosts.metrics_text) as exporter_port, run_prometheus(directory, exporter_port, ["node01", "node02"], scrape_interval="250ms", job="dcgm", target_port=9400) as url:
+        query = urllib.parse.urlencode({"query": '{__name__=~"DCGM_FI_PROF_NVLINK_L[0-9]+_TX_BYTES"}'})
+        wait_for(lambda: len(json.load(urllib.request.urlopen(f"{url}/api/v1/query?{query}"))["data"]["result"]) == 2 * 8 * 18, timeout_s=60, interval_s=0.2)
+        yield url
+
+
+def test_dcgm_per_link_nvlink_counters_become_the_heatmap_of_an_uploaded_hgx(dcgm_prometheus, celery_worker, make_user):
+    """An operator uploads node01's NCCL topology dump, points the fabric at Prometheus with the
+    per-link DCGM preset and sees how the labels name ports; viewers get frames in which each
+    GPU's NVLink shows the sum of its 18 per-link rates, node02's series are reported as naming
+    no port, and GPU3's growing CRC errors are listed on its NVLink 7."""
+    from tests.conftest import logged_in_client
+
+    operator = logged_in_client(make_user(Role.OPERATOR))
+    uploaded = operator.post("/upload/", {"file": [SimpleUploadedFile("node01.xml", HGX_DUMP.read_bytes())], "fabric": "hgx", "format": "", "role": "discovered"}, HTTP_ACCEPT="application/json")
+    assert uploaded.status_code == 201, uploaded.content
+    fabric = Fabric.objects.get(name="hgx")
+    assert 'value="dcgm_nvlink_links"' in operator.get(f"/fabrics/{fabric.pk}/").content.decode()
+
+    saved = operator.post(f"/fabrics/{fabric.pk}/telemetry/source/", source_form(url=dcgm_prometheus, preset="dcgm_nvlink_links"), follow=True)
+    assert saved.status_code == 200, saved.content
+    page = saved.content.decode()
+    assert "144 of 288 series name ports" in page, page[-4000:]  # node01's 8 GPUs x 18 NVLinks; node02's are not in the fabric
+    assert page.count(" / node02/gpu") == 5  # the first five GPUs of node02, each once (not once per NVLink)
+    shown = page[page.index('id="telemetry-series-ports"') :]
+    rows = re.findall(r"<tr><td><code>(\{.*?\})</code></td><td>(.*?)</td><td>(.*?)</td><td>(.*?)</td></tr>", shown[: shown.index("</table>")])
+    assert len(rows) == 3
+    for series, node, port, lane in rows:  # the series' bus id names the card, the number in its name the NVLink
+        bus, link = re.search(r"pci_bus_id=&quot;00000000:(\w\w):00.0&quot;", series).group(1), re.search(r"link=&quot;(\d+)&quot;", series).group(1)
+        assert series.startswith("{Hostname=&quot;node01&quot;, pci_bus_id=&quot;") and (node, port, lane) == (f"node01/gpu:0000:{bus.lower()}:00.0", "node01/nvswitch", f"NVLink {link}")
+    assert "{Hostname}/gpu:{bus_id}" in page and "&quot;lane&quot;: &quot;{link}&quot;" in page  # the mapping in effect
+
+    links = {(link.a.key, link.b.key): position for position, link in enumerate(fabric.latest_snapshot().links.select_related("a", "b").order_by("pk"))}
+    gpu0, gpu3 = links[("node01/gpu:0000:18:00.0", "node01/nvswitch")], links[("node01/gpu:0000:5d:00.0", "node01/nvswitch")]
+    headers = session_headers(make_user(Role.VIEWER))
+
+    async def watch():
+        communicator = WebsocketCommunicator(application, f"/ws/fabrics/{fabric.pk}/", headers=headers)
+        connected, _ = await communicator.connect()
+        assert connected
+        deadline = time.monotonic() + 60
+        try:
+            while time.monotonic() < deadline:  # the CRC errors' growth needs a second poll
+                message = json.loads(await communicator.receive_from(timeout=30))
+                if message["type"] == "fabric.telemetry" and message["frame"]["telemetry"]["ports_with_errors"]:
+                    return message["frame"]
+            raise AssertionError("no frame listed GPU3's NVLink errors")
+        finally:
+            await communicator.disconnect()
+
+    frame = async_to_sync(watch)()
+    utilization = base64.b64decode(frame["utilization"])
+    # GPU0's NVLink L sends (L + 1) GB/s (and receives 5 GB/s each): 171 of 450 GB/s.
+    assert utilization[gpu0] / 255 == pytest.approx(sum(range(1, 19)) / NVLINK_GBS, abs=1 / 255)
+    # GPU3's 17 working NVLinks carry 12.5 GB/s each way, its NVLink 7 nothing: 212.5 of 450.
+    assert utilization[gpu3] / 255 == pytest.approx(17 * 12.5 / NVLINK_GBS, abs=1 / 255)
+    report = frame["telemetry"]
+    assert report["source"] == "prometheus" and report["links_measured"] == 8
+    assert report["unknown_ports"] == 8 * 18 and all(reason.startswith("node02/") for reason in report["unknown"])  # reported, not dropped
+    (errors,) = report["errors"]
+    assert errors["node"] == "node01/gpu:0000:5d:00.0" and errors["lanes"] == ["7"] and errors["counters"]["nvlink_crc_flit_errors"] >= 1
+
+    source = TelemetrySource.objects.get(fabric=fabric)
+    assert source.last_error == "" and source.last_report["poll"]["unknown_ports"] == 8 * 18
+    page = operator.get(f"/fabrics/{fabric.pk}/").content.decode()
+    assert "8 links measured, 144 series naming no port" in page

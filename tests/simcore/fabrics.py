@@ -7,6 +7,7 @@ import numpy as np
 
 from twin.simcore.generate import supernode
 from twin.simcore.model import FabricSpec, LinkSpec, NodeSpec
+from twin.simcore.transport import HOPPER_NVLINK_EFFICIENCY
 
 
 def brute_force_hops(fabric: FabricSpec) -> tuple[list[str], np.ndarray]:
@@ -84,8 +85,10 @@ def irregular_fabric() -> FabricSpec:
 
 
 def eight_h100() -> FabricSpec:
-    """One node of 8 H100 joined by NVSwitch (450 GB/s = 3,600 Gb/s per GPU), NVLS capable."""
+    """One node of 8 H100 joined by NVSwitch (450 GB/s = 3,600 Gb/s per GPU, the line rate, of
+    which NCCL counts 370.8 as data: ``HOPPER_NVLINK_EFFICIENCY``), NVLS capable."""
     gpus = [NodeSpec(f"gpu{index}", "card", f"gpu{index}", host="node") for index in range(8)]
     nvswitch = NodeSpec("nvswitch", "switch", "nvswitch", tier="leaf", attrs={"in_switch_reduction": True})
     links = [LinkSpec(gpu.id, "1", "nvswitch", str(index + 1), 3600, 10) for index, gpu in enumerate(gpus)]
-    return FabricSpec("8x-h100", (*gpus, nvswitch), tuple(links))
+    transport = {"scale_up": {"efficiency": HOPPER_NVLINK_EFFICIENCY}}
+    return FabricSpec("8x-h100", (*gpus, nvswitch), tuple(links), attrs={"transport": transport})

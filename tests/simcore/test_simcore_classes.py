@@ -11,7 +11,7 @@ import pytest
 
 from twin.ingest import parse_fabric
 from twin.ingest.completion import complete_fabric
-from twin.simcore.compile import all_pairs_entries, compile_fabric, route, route_all_pairs
+from twin.simcore.compile import all_pairs_entries, all_pairs_walk_size, compile_fabric, route, route_all_pairs
 from twin.simcore.congestion import max_min_rates
 from twin.simcore.generate import fat_tree, rail_optimised, supernode
 from twin.simcore import simulate as simulate_module
@@ -146,11 +146,26 @@ def test_the_walk_is_bounded_before_anything_is_allocated(monkeypatch):
     assert simulator.run("alltoall", 2**20)["choice"]["skipped"] == refused  # auto goes on without it
 
 
+def test_a_hashed_walk_is_bounded_by_its_fan_out_too(monkeypatch):
+    """Hashed entries split over the equal-cost next hops at every hop: 16 leaf groups start
+    from 256 entries, but each splits 8 ways (radix 16), so the walk handles 2,048 and is
+    refused under a bound of 1,000 that its start alone would pass (a 65,536-card fat-tree: 4.2
+    million start, 134 million handled, minutes of walking and 5 GB before this)."""
+    monkeypatch.setattr(simulate_module, "MAX_CLASS_ENTRIES", 1_000)
+    simulator = Simulator(fat_tree(endpoints=128, radix=16), ecmp="hash", max_pattern_flows=1000)
+    assert all_pairs_entries(simulator.compiled, simulator.ranks, "hash") == 16 * 16 < 1_000
+    assert all_pairs_walk_size(simulator.compiled, simulator.ranks, "hash") == 16 * 16 * 8
+    refused = simulator.too_large("alltoall")
+    assert set(refused) == {"direct"} and "2,048 entries" in refused["direct"]
+    assert simulator.run("alltoall", 2**20)["algorithm"] != "direct"
+
+
 def test_a_fat_tree_of_16384_cards_is_within_the_bound():
     compiled = compile_fabric(fat_tree(endpoints=16384, radix=64))
     ranks = np.arange(len(compiled.card_ids))
     assert all_pairs_entries(compiled, ranks, "pinned") == 512 * 16384 <= MAX_CLASS_ENTRIES
     assert all_pairs_entries(compiled, ranks, "spray") <= MAX_CLASS_ENTRIES
+    assert all_pairs_walk_size(compiled, ranks, "hash") == 512 * 512 * 32 <= MAX_CLASS_ENTRIES
 
 
 def test_a_hop_over_the_bound_is_refused_before_it_is_built():

@@ -5,7 +5,8 @@ Whatever the fabric, collective, algorithm, protocol or size:
 - a time is never below its latency bound (the protocol's base latency plus its per-hop
   latency for every step; path latency only adds to that) nor below the cut bound (no link
   carries more bytes than its capacity allows in that time: utilisation at most 1);
-- a busbw never exceeds what the links allow: a ring's busbw is at most the card port's rate;
+- a busbw never exceeds what the links allow: a ring's busbw is at most the card port's rate, and
+  no link carries bytes faster than its data rate times the protocol's efficiency (LL: half);
 - more bandwidth (every link faster by the same factor) never makes a collective slower.
 """
 
@@ -90,6 +91,23 @@ def test_a_rings_busbw_never_exceeds_the_card_port(spec, protocol, exponent):
     result = run(spec, {"collective": "allreduce", "algorithm": "ring", "protocol": protocol, "size_bytes": float(2**exponent)})
     port_GBps = max(link.bandwidth_gbps for link in spec.links) / 8
     assert result["busbw_GBps"] <= port_GBps * (1 + 1e-9)
+
+
+@PROPERTY_SETTINGS
+@given(spec=fabrics(), workload=workloads())
+def test_no_link_carries_bytes_faster_than_its_protocol_lets_it(spec, workload):
+    """Every algorithm, one-shot and two-shot included: a link's bytes over the time are at most
+    its rate times its domain's share of it (framing, efficiency) times the protocol's payload
+    share, and times the in-switch efficiency for a reduction in the switches."""
+    result = run(spec, workload)
+    if result is None:
+        return
+    transport = Transport()
+    domains = (transport.scale_up, transport.scale_out)
+    allowed = max(domain.link_efficiency * domain.protocol(result["protocol"]).efficiency for domain in domains)
+    if result["algorithm"] == "in_switch":
+        allowed *= transport.in_switch_efficiency
+    assert result["max_link_utilization"] <= allowed * (1 + 1e-9), (result["algorithm"], result["protocol"])
 
 
 @PROPERTY_SETTINGS

@@ -264,4 +264,4 @@ def test_all_pairs_patterns_over_the_limit_run_as_flow_classes_without_their_pai
     assert result["phases"][0]["flows"] == 64 * 63
     exact = Simulator(fabric, ecmp="pinned").run("alltoall", 1e6, "direct")
     assert result["time_s"] == pytest.approx(exact["time_s"], rel=1e-9)
-    assert simulator.run("alltoall", 1e6, "auto")["choice"]["skipped"] == {}
+    assert simulator.run("alltoall", 1e6, "auto")["choice"]["skipped"].keys() == {"bruck"}  # not NCCL's: not too large

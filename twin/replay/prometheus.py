@@ -2,18 +2,30 @@
 
 Ops already scrape their fabrics: node_exporter's infiniband collector (one
 series per HCA port, labels ``device`` and ``port``, plus the ``instance``
-Prometheus adds) and NVIDIA's DCGM exporter (one series per GPU, labels
-``Hostname`` and ``gpu``). A ``PrometheusMapping`` says which metric gives
-each reading and how a series' labels name a port of the fabric:
+Prometheus adds) and NVIDIA's DCGM exporter (one series per GPU, or per GPU and
+NVLink, labels ``Hostname``, ``gpu``, ``pci_bus_id``, ``UUID``, ``device``). A
+``PrometheusMapping`` says which metric gives each reading and how a series'
+labels name a port of the fabric:
 
 - counters (bytes, ``xmit_wait`` ticks, errors) are asked for as
   ``rate(metric{selector}[window])``, gauges that already are rates (DCGM's
   NVLink bytes per second) as ``metric{selector}``;
+- a metric family names its members' link number in the name
+  (``DCGM_FI_PROF_NVLINK_L{link}_TX_BYTES``: L0..L17): one query for the family
+  (``{__name__=~"DCGM_FI_PROF_NVLINK_L[0-9]+_TX_BYTES"}``), and each series gets
+  the label ``link`` from its name. Only gauges and error counters can be
+  families: ``rate()`` drops the metric name, and with it the link number;
 - ``node`` and ``port`` are templates over the series' labels
   (``"{host}/{device}"``; ``host`` is added: ``instance`` without its
-  ``:port`` and domain), looked up among the fabric's node ids, names and
-  descriptions (case-insensitive) after the ``nodes`` table; an empty port
-  names the node's only link to a switch (a GPU's NVLink, not its PCIe links).
+  ``:port`` and domain; ``bus_id`` too: ``pci_bus_id`` written as the NCCL XML
+  parser names cards, ``0000:18:00.0``), looked up among the fabric's node ids,
+  names and descriptions (case-insensitive) after the ``nodes`` table; ``node``
+  may be a list of templates, tried in order (a card by bus id, else by host and
+  GPU index). An empty port names the node's only link to a switch (a GPU's
+  NVLinks to its NVSwitches, one link of ``lanes`` NVLinks, not its PCIe links);
+- ``lane`` (a template, empty by default) names the NVLink of that link a series
+  measures (``"{link}"``): the lanes' readings of one port add up, so a GPU's
+  18 per-link series give its NVLink's utilisation.
 
 A poll is one query per reading (``queries``: ``rate()`` of tx, rx, xmit_wait)
 and one for all the error counters that are not zero (``errors_query``).
@@ -36,10 +48,11 @@ from typing import Any
 
 import numpy as np
 
+from twin.ingest.parsers.nccl_xml import normalise_bus_id
 from twin.replay.encoding import Frame
 from twin.replay.telemetry import DEFAULT_XMIT_WAIT_BYTES, TelemetryError, TelemetryIndex, measured_frame
 
-__all__ = ["PRESETS", "ErrorCounter", "MetricSpec", "PrometheusMapping", "error_counters", "error_totals", "prometheus_mapping", "rates_frame"]
+__all__ = ["PRESETS", "ErrorCounter", "MetricSpec", "PrometheusMapping", "error_counters", "error_totals", "prometheus_mapping", "rates_frame", "series_ports"]
 
 _LISTED = 20
 _READINGS = ("tx_bytes", "rx_bytes", "xmit_wait")
@@ -69,20 +82,49 @@ PRESETS: dict[str, dict[str, Any]] = {
             "nvlink_replay_errors": "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL",
             "nvlink_recovery_errors": "DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL",
         },
-        "node": "{Hostname}/gpu{gpu}",
+        "node": ["{Hostname}/gpu:{bus_id}", "{Hostname}/gpu{gpu}"],
         "port": "",
     },
+    # dcgm-exporter with DCGM's per-link fields (1040-1075: bytes per second of each NVLink,
+    # L0..L17) and per-link error counters, each NVLink a lane of the GPU's link to its NVSwitches.
+    "dcgm_nvlink_links": {
+        "tx_bytes": {"metric": "DCGM_FI_PROF_NVLINK_L{link}_TX_BYTES", "type": "gauge"},
+        "rx_bytes": {"metric": "DCGM_FI_PROF_NVLINK_L{link}_RX_BYTES", "type": "gauge"},
+        "errors": {
+            "nvlink_crc_flit_errors": "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_L{link}",
+            "nvlink_replay_errors": "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_L{link}",
+            "nvlink_recovery_errors": "DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_L{link}",
+        },
+        "node": ["{Hostname}/gpu:{bus_id}", "{Hostname}/gpu{gpu}"],
+        "port": "",
+        "lane": "{link}",
+    },
 }
-_KEYS = {*_READINGS, "errors", "node", "port", "nodes", "selector", "xmit_wait_bytes"}
+_KEYS = {*_READINGS, "errors", "node", "port", "lane", "nodes", "selector", "xmit_wait_bytes"}
 _METRIC_NAME = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
+_LINK = "{link}"  # where a metric family's name carries the link number
 _MATCHER = r'\s*[a-zA-Z_][a-zA-Z0-9_]*\s*(?:=|!=|=~|!~)\s*"(?:[^"\\]|\\.)*"\s*'
 _SELECTOR = re.compile(rf"^(?:{_MATCHER}(?:,{_MATCHER})*,?)?$")
 
 
 @dataclass(frozen=True)
 class MetricSpec:
-    metric: str
+    metric: str  # a name, or a family's: DCGM_FI_PROF_NVLINK_L{link}_TX_BYTES
     type: str = "counter"  # "counter": asked for as rate(); "gauge": already a rate
+
+    @property
+    def family(self) -> bool:
+        return _LINK in self.metric
+
+    def name_pattern(self) -> str:
+        """The PromQL regular expression of the names of the family (the name itself otherwise)."""
+        return self.metric.replace(_LINK, "[0-9]+")
+
+    def link_of(self, name: str) -> str | None:
+        """The link number a family member's name carries, None if ``name`` is not a member."""
+        before, after = self.metric.split(_LINK)
+        match = re.fullmatch(f"{re.escape(before)}([0-9]+){re.escape(after)}", name)
+        return str(int(match.group(1))) if match else None
 
 
 @dataclass(frozen=True)
@@ -91,32 +133,40 @@ class PrometheusMapping:
 
     readings: dict[str, MetricSpec]  # of _READINGS present
     errors: dict[str, MetricSpec]
-    node: str
+    node: tuple[str, ...]  # tried in order
     port: str
     nodes: dict[str, str] = field(default_factory=dict)  # rendered node -> fabric node id
     selector: str = ""
     xmit_wait_bytes: float = DEFAULT_XMIT_WAIT_BYTES
+    lane: str = ""
 
     def queries(self, window_s: int) -> dict[str, str]:
         """PromQL per reading (``tx_bytes``, ...; an error counter given as a gauge, already a
         rate: ``errors.<name>``). The error counters come in one query, ``errors_query``."""
-        specs = {**self.readings, **{f"errors.{name}": spec for name, spec in self.errors.items() if spec.type == "gauge"}}
+        specs = self.specs()
         selector = f"{{{self.selector}}}" if self.selector else ""
         return {
-            key: f"rate({spec.metric}{selector}[{window_s}s])" if spec.type == "counter" else f"{spec.metric}{selector}"
+            key: f"rate({spec.metric}{selector}[{window_s}s])" if spec.type == "counter"
+            else f"{{{','.join(self._matchers([spec.name_pattern()]))}}}" if spec.family else f"{spec.metric}{selector}"
             for key, spec in specs.items()
-        }
+        }  # fmt: skip
+
+    def specs(self) -> dict[str, MetricSpec]:
+        """The metric of each key of ``queries``."""
+        return {**self.readings, **{f"errors.{name}": spec for name, spec in self.errors.items() if spec.type == "gauge"}}
+
+    def _matchers(self, patterns: Sequence[str]) -> list[str]:
+        return [f'__name__=~"{"|".join(patterns)}"', *([self.selector.rstrip(",")] if self.selector else [])]
 
     def errors_query(self) -> str | None:
         """One PromQL query for every error counter that is not zero,
         ``{__name__=~"a|b",selector} > 0``: each series keeps its metric name (``rate()`` would
         drop it, and the counters of one port would then clash), and a healthy fabric's zeros
         stay in Prometheus. ``error_counters`` reads the answer."""
-        metrics = sorted({spec.metric for spec in self.errors.values() if spec.type == "counter"})
-        if not metrics:
+        patterns = sorted({spec.name_pattern() for spec in self.errors.values() if spec.type == "counter"})
+        if not patterns:
             return None
-        matchers = [f'__name__=~"{"|".join(metrics)}"', *([self.selector.rstrip(",")] if self.selector else [])]
-        return f"{{{','.join(matchers)}}} > 0"
+        return f"{{{','.join(self._matchers(patterns))}}} > 0"
 
 
 def prometheus_mapping(plain: Any, *, preset: str | None = None) -> PrometheusMapping:
@@ -133,6 +183,9 @@ def prometheus_mapping(plain: Any, *, preset: str | None = None) -> PrometheusMa
     for key in sorted(set(merged) - _KEYS):
         problems.append(f"{key}: unknown key; expected one of {', '.join(sorted(_KEYS))}")
     readings = {name: spec for name in _READINGS if merged.get(name) is not None and (spec := _metric(merged[name], name, problems))}
+    for name, spec in readings.items():
+        if spec.family and spec.type == "counter":
+            problems.append(f'{name}: {spec.metric!r} is a family of counters; rate() drops the metric name, and with it the link number: give a gauge family ("type": "gauge") or one counter per port')
     if not {"tx_bytes", "rx_bytes"} & readings.keys():
         problems.append("tx_bytes/rx_bytes: neither is given; expected the metric of at least one byte counter")
     errors = {}
@@ -141,8 +194,10 @@ def prometheus_mapping(plain: Any, *, preset: str | None = None) -> PrometheusMa
         errors = {str(name): spec for name, value in raw_errors.items() if (spec := _metric(value, f"errors.{name}", problems))}
     else:
         problems.append("errors: expected an object of counter name -> metric")
-    node = _template(merged.get("node"), "node", problems, required=True)
+    given_node = merged.get("node")
+    node = tuple(_template(value, "node", problems, required=True) for value in (given_node if isinstance(given_node, list) and given_node else [given_node]))
     port = _template(merged.get("port", ""), "port", problems, required=False)
+    lane = _template(merged.get("lane", ""), "lane", problems, required=False)
     nodes = merged.get("nodes") or {}
     if not (isinstance(nodes, Mapping) and all(isinstance(k, str) and isinstance(v, str) for k, v in nodes.items())):
         problems.append("nodes: expected an object of rendered node name -> node id of the fabric")
@@ -157,13 +212,15 @@ def prometheus_mapping(plain: Any, *, preset: str | None = None) -> PrometheusMa
         wait_bytes = DEFAULT_XMIT_WAIT_BYTES
     if problems:
         raise TelemetryError(f"{len(problems)} problem(s) in the label mapping", problems)
-    return PrometheusMapping(readings, errors, node, port, dict(nodes), selector.strip(), float(wait_bytes))
+    return PrometheusMapping(readings, errors, node, port, dict(nodes), selector.strip(), float(wait_bytes), lane)
 
 
 def _metric(given: Any, where: str, problems: list[str]) -> MetricSpec | None:
     value = {"metric": given} if isinstance(given, str) else given
-    if not isinstance(value, Mapping) or not isinstance(value.get("metric"), str) or not _METRIC_NAME.match(value["metric"]):
-        problems.append(f'{where}: {given!r}; expected a metric name, or {{"metric": "<name>", "type": "counter" | "gauge"}}')
+    metric = value.get("metric") if isinstance(value, Mapping) else None
+    # A family: one {link} where the name carries the link number.
+    if not isinstance(metric, str) or metric.count(_LINK) > 1 or not _METRIC_NAME.match(metric.replace(_LINK, "0")):
+        problems.append(f'{where}: {given!r}; expected a metric name (with {_LINK} where a family names the link: X_L{_LINK}_BYTES), or {{"metric": "<name>", "type": "counter" | "gauge"}}')
         return None
     kind = value.get("type", "counter")
     if kind not in ("counter", "gauge"):
@@ -192,32 +249,35 @@ def _template(value: Any, where: str, problems: list[str], *, required: bool) ->
 
 def rates_frame(
     index: TelemetryIndex, mapping: PrometheusMapping, answers: Mapping[str, Any], *, window_s: int,
-    ports_of: dict[tuple, int | str] | None = None, error_counters: Sequence[ErrorCounter] = (),
+    ports_of: dict[tuple, tuple[int, str] | str] | None = None, error_counters: Sequence[ErrorCounter] = (),
 ) -> Frame:  # fmt: skip
     """One frame from Prometheus' answers (``{"tx_bytes": <data of /api/v1/query>, ...}``, the
     keys of ``mapping.queries``) and the ``error_counters`` of the answer to ``errors_query``
     (those that grew since the previous poll are listed).
 
-    ``ports_of`` caches which port each label set names (or why none): pass the same dict
-    for every poll of one snapshot and the labels are resolved once. A series that names no
-    port of the fabric is counted and listed, not dropped silently.
+    ``ports_of`` caches which port (and lane) each label set names (or why none): pass the
+    same dict for every poll of one snapshot and the labels are resolved once. A series that
+    names no port of the fabric is counted and listed, not dropped silently. The lanes of a
+    port add up; a lane given twice counts once (the last).
     """
     ports_of = {} if ports_of is None else ports_of
     values: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     unknown: dict[tuple, str] = {}
     t_end = -math.inf
     series = 0
-    for key in mapping.queries(window_s):
+    for key, spec in mapping.specs().items():
         labels, t, readings = _vector(answers.get(key), key)
         series += len(labels)
-        ports = [ports_of.get(label_set) for label_set in labels]
-        for position in [i for i, port in enumerate(ports) if port is None]:
-            ports[position] = ports_of[labels[position]] = _resolve(index, mapping, dict(labels[position]))
-        named = np.array([isinstance(port, int) for port in ports], dtype=bool)
-        for position in np.flatnonzero(~named):
-            unknown.setdefault(labels[position], ports[position])
+        resolved = [ports_of.get(label_set) for label_set in labels]
+        for position in [i for i, found in enumerate(resolved) if found is None]:
+            resolved[position] = ports_of[labels[position]] = _resolve(index, mapping, dict(_series_key(spec, labels[position])))
+        named = np.array([type(found) is tuple for found in resolved], dtype=bool)
+        for position in np.flatnonzero(~named):  # counted once per series, not per reading (a lane's tx and rx)
+            unknown.setdefault(_series_key(spec, labels[position]), resolved[position])
         keep = named & np.isfinite(readings) & (readings >= 0)
-        values[key] = (np.array([port for port, kept in zip(ports, keep) if kept], dtype=np.int64), readings[keep])
+        kept = [resolved[position] for position in np.flatnonzero(keep)]
+        ports, lanes = np.fromiter((found[0] for found in kept), dtype=np.int64, count=len(kept)), [found[1] for found in kept]
+        values[key] = _lanes_summed(ports, lanes, readings[keep]) if any(lanes) else (ports, readings[keep])
         if keep.any():
             t_end = max(t_end, float(t[keep].max()))
 
@@ -228,7 +288,7 @@ def rates_frame(
         column = np.full(len(measured), np.nan)
         if key in values:
             ports, readings = values[key]
-            column[np.searchsorted(measured, ports)] = readings
+            column[np.searchsorted(measured, ports)] = readings  # one per port (lanes summed; else the last)
         return column
 
     tx, rx = per_port("tx_bytes") / capacity, per_port("rx_bytes") / capacity
@@ -243,7 +303,7 @@ def rates_frame(
         "first_samples": 0,
         "stale_samples": 0,
         "unknown_ports": len(unknown),
-        "unknown": [f"{reason}" for reason in list(unknown.values())[:_LISTED]],
+        "unknown": list(dict.fromkeys(unknown.values()))[:_LISTED],  # each reason once: a GPU's 18 lanes share theirs
         "counter_wraps": 0,
         "counter_resets": 0,
         "ports_with_errors": error_ports,
@@ -255,15 +315,45 @@ def rates_frame(
     )  # fmt: skip
 
 
+def series_ports(index: TelemetryIndex, mapping: PrometheusMapping, key: str, data: Any, *, limit: int = 3) -> list[dict[str, str]]:
+    """How the first ``limit`` series of the answer for ``key`` (of ``mapping.queries``) that
+    name a port name it: ``{"series": '{Hostname="node01", pci_bus_id="00000000:18:00.0", gpu="0",
+    link="3"}', "node", "port", "lane"}`` (the labels the templates read, a family member's
+    ``link`` among them), to show an operator what the mapping does with the exporter's labels."""
+    spec = mapping.specs()[key]
+    read = []
+    for template in (*mapping.node, mapping.port, mapping.lane):
+        for _, name, _, _ in string.Formatter().parse(template):
+            name = {"host": "instance", "bus_id": "pci_bus_id"}.get(name, name)  # the labels they come from
+            if name and name not in read:
+                read.append(name)
+    labels, _, _ = _vector(data, key)
+    shown = []
+    for label_set in labels:
+        series_key = dict(_series_key(spec, label_set))
+        resolved = _resolve(index, mapping, series_key)
+        if isinstance(resolved, tuple):
+            node, port = index.port_names[resolved[0]]
+            series = ", ".join(f'{name}="{series_key[name]}"' for name in read if name in series_key)
+            shown.append({"series": "{" + series + "}", "node": node, "port": port, "lane": resolved[1]})
+            if len(shown) == limit:
+                break
+    return shown
+
+
 def _errors(
     index: TelemetryIndex, mapping: PrometheusMapping, values: Mapping[str, tuple[np.ndarray, np.ndarray]], window_s: int, counters: Sequence[ErrorCounter]
 ) -> tuple[list[dict[str, Any]], int]:
     """Error counters that grew, per port: counters by their growth since the previous poll,
     gauges (already rates) by rate x window."""
     grown: dict[int, dict[str, int]] = {}
+    lanes: dict[int, set[str]] = {}
     for counter in counters:
         if counter.growth > 0:
-            grown.setdefault(counter.port, {})[counter.name] = max(1, round(counter.growth))
+            counts = grown.setdefault(counter.port, {})
+            counts[counter.name] = counts.get(counter.name, 0) + max(1, round(counter.growth))  # over the port's lanes
+            if counter.lane:
+                lanes.setdefault(counter.port, set()).add(counter.lane)
     for name, spec in mapping.errors.items():
         if spec.type != "gauge":
             continue
@@ -273,7 +363,7 @@ def _errors(
     listed = []
     for port in sorted(grown)[:_LISTED]:
         node, name = index.port_names[port]
-        listed.append({"node": node, "port": name, "link": index.link(port), "counters": grown[port]})
+        listed.append({"node": node, "port": name, "link": index.link(port), "counters": grown[port], **({"lanes": sorted(lanes[port], key=_lane_order)} if port in lanes else {})})
     return listed, len(grown)
 
 
@@ -286,37 +376,44 @@ class ErrorCounter:
     t: float
     value: float  # the count so far
     growth: float  # since the previous poll (0 at the first); a lower count is a reset, counted from zero
+    lane: str = ""  # the NVLink of the port's link it counts, if the mapping names lanes
 
 
 def error_counters(
-    index: TelemetryIndex, mapping: PrometheusMapping, data: Any, *, previous: dict[tuple[int, str], float], ports_of: dict[tuple, int | str] | None = None
+    index: TelemetryIndex, mapping: PrometheusMapping, data: Any, *, previous: dict[tuple[int, str, str], float], ports_of: dict[tuple, tuple[int, str] | str] | None = None
 ) -> list[ErrorCounter]:
     """The error counters of the answer to ``errors_query`` (an instant vector: ``data`` of
     /api/v1/query) on the ports their series name, with their growth since the counts in
-    ``previous`` ((port, name) -> count: pass the same dict every poll; it is updated). A counter
+    ``previous`` ((port, lane, name) -> count: pass the same dict every poll; it is updated). A counter
     absent from the answer is zero. Series that name no port are left out (``rates_frame``
     reports them); ``ports_of`` is the cache ``rates_frame`` takes."""
     ports_of = {} if ports_of is None else ports_of
     names: dict[str, list[str]] = {}
+    families: list[tuple[MetricSpec, str]] = []
     for name, spec in mapping.errors.items():
-        if spec.type == "counter":
+        if spec.type == "counter" and spec.family:
+            families.append((spec, name))
+        elif spec.type == "counter":
             names.setdefault(spec.metric, []).append(name)
     labels, t, values = _vector(data, "errors")
     counters = []
     for label_set, moment, value in zip(labels, t.tolist(), values.tolist()):
         metric = dict(label_set).get("__name__", "")
-        label_set = tuple(pair for pair in label_set if pair[0] != "__name__")  # as rate()'s answers: one cache
-        port = ports_of.get(label_set)
-        if port is None:
-            port = ports_of[label_set] = _resolve(index, mapping, dict(label_set))
-        if not (isinstance(port, int) and 0 <= value < math.inf):
+        members = [(spec, name) for spec, name in families if spec.link_of(metric) is not None]
+        # A family member's name carries its link: its own entry. Else as rate()'s answers: one cache.
+        cached = label_set if members else tuple(pair for pair in label_set if pair[0] != "__name__")
+        resolved = ports_of.get(cached)
+        if resolved is None:
+            resolved = ports_of[cached] = _resolve(index, mapping, dict(_series_key(members[0][0] if members else None, label_set)))
+        if not (isinstance(resolved, tuple) and 0 <= value < math.inf):
             continue
-        for name in names.get(metric, ()):
-            before = previous.get((port, name))
+        port, lane = resolved
+        for name in [*names.get(metric, ()), *(name for _, name in members)]:
+            before = previous.get((port, lane, name))
             growth = 0.0 if before is None else value - before if value >= before else value
-            previous[(port, name)] = value
-            counters.append(ErrorCounter(name, port, moment, value, growth))
-    seen = {(counter.port, counter.name) for counter in counters}
+            previous[(port, lane, name)] = value
+            counters.append(ErrorCounter(name, port, moment, value, growth, lane))
+    seen = {(counter.port, counter.lane, counter.name) for counter in counters}
     for key in [key for key in previous if key not in seen]:  # back to zero (reset), or gone
         del previous[key]
     return counters
@@ -351,26 +448,76 @@ def _vector(data: Any, key: str) -> tuple[list[tuple], np.ndarray, np.ndarray]:
     return labels, t, readings
 
 
-def _resolve(index: TelemetryIndex, mapping: PrometheusMapping, labels: dict[str, str]) -> int | str:
-    """The port a series names, or why it names none."""
+def _series_key(spec: MetricSpec | None, label_set: tuple) -> tuple:
+    """A series' labels without its metric name (the readings of one port share it), with the
+    link number of a family member as the label ``link``."""
+    key = tuple(pair for pair in label_set if pair[0] != "__name__")
+    if spec is not None and spec.family and not any(name == "link" for name, _ in key):
+        link = spec.link_of(dict(label_set).get("__name__", ""))
+        if link is not None:
+            key += (("link", link),)
+    return key
+
+
+def _lanes_summed(ports: np.ndarray, lanes: list[str], readings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One reading per port (sorted): the sum over its lanes, the last of a lane given twice."""
+    lane_names, lane_numbers = np.unique(np.array(lanes, dtype=object).astype(str), return_inverse=True)
+    pair = ports * len(lane_names) + lane_numbers
+    _, last_from_end = np.unique(pair[::-1], return_index=True)
+    kept = len(pair) - 1 - last_from_end
+    summed_ports, position = np.unique(ports[kept], return_inverse=True)
+    summed = np.zeros(len(summed_ports))
+    np.add.at(summed, position, readings[kept])
+    return summed_ports, summed
+
+
+def _lane_order(lane: str) -> tuple:
+    return (0, int(lane), "") if lane.isdigit() else (1, 0, lane)
+
+
+def _resolve(index: TelemetryIndex, mapping: PrometheusMapping, labels: dict[str, str]) -> tuple[int, str] | str:
+    """The port a series names and the lane of it (empty: the whole link), or why it names none."""
     instance = labels.get("instance", "")
     host = instance.rsplit(":", 1)[0] if instance.count(":") == 1 else instance
     if not re.fullmatch(r"[\d.]+", host):
         host = host.split(".", 1)[0]
-    labels = {"host": host, **labels}
+    bus_id = normalise_bus_id(labels.get("pci_bus_id", ""))
+    labels = {"host": host, **({"bus_id": bus_id} if bus_id else {}), **labels}
     try:
-        node_name = mapping.node.format_map(labels)
         port_name = mapping.port.format_map(labels)
+        lane = mapping.lane.format_map(labels)
     except KeyError as missing:
         return f"{_describe(labels)}: no label {missing}"
-    node = mapping.nodes.get(node_name) or index.node_by_name.get(node_name.strip().lower())
-    if node is None:
-        return f"{node_name}: no node of the fabric has this id, name or description"
+    tried = []
+    for template in mapping.node:  # the first that names a node of the fabric
+        try:
+            node_name = template.format_map(labels)
+        except KeyError as missing:
+            if len(mapping.node) == 1:
+                return f"{_describe(labels)}: no label {missing}"
+            tried.append(f"{template} (no label {missing})")
+            continue
+        node = mapping.nodes.get(node_name) or index.node_by_name.get(node_name.strip().lower())
+        if node is not None:
+            break
+        tried.append(node_name)
+    else:
+        return f"{' / '.join(tried)}: no node of the fabric has this id, name or description"
     if port_name == "":  # a GPU's NVLink counters: its one link to a switch (the others are PCIe, to NICs)
         ports = [port for port in index.ports_of_node.get(node, []) if index.toward_switch[port]]
-        return ports[0] if len(ports) == 1 else f"{node_name}: {len(ports)} links to switches; the mapping's port template must name one"
-    port = index.number.get((node, port_name))
-    return port if port is not None else f"{node_name}:{port_name}: not an end of a link of the fabric"
+        if not ports:  # NCCL_TOPO_FILE hint files (Azure's ND v5) list no NVLinks: NCCL asks NVML
+            return f"{node_name}: no link to a switch in the fabric (are its NVLinks in the uploaded topology?)"
+        if len(ports) > 1:
+            return f"{node_name}: {len(ports)} links to switches; the mapping's port template must name one"
+        port = ports[0]
+    else:
+        port = index.number.get((node, port_name))
+        if port is None:
+            return f"{node_name}:{port_name}: not an end of a link of the fabric"
+    lanes = int(index.lanes[index.link(port)])
+    if lane.isdigit() and lanes and int(lane) >= lanes:  # the model's link has fewer NVLinks than the GPU reports
+        return f"{node_name}: NVLink {lane}, but its link to {index.port_names[port][1]} has {lanes} NVLinks (0..{lanes - 1})"
+    return port, lane
 
 
 def _describe(labels: Mapping[str, str]) -> str:

@@ -111,6 +111,8 @@ class TelemetryIndex:
         kinds = {node.id: node.kind for node in spec.nodes}
         # Per port: whether its peer is a switch (a GPU's NVLink port, unlike its PCIe link to a NIC).
         self.toward_switch = np.array([kinds[link.b] == "switch" for link in spec.links] + [kinds[link.a] == "switch" for link in spec.links], dtype=bool)
+        # Per link: how many NVLinks it bundles (0: not an NVLink bundle), for per-NVLink readings.
+        self.lanes = np.array([int(link.attrs.get("lanes") or 0) for link in spec.links], dtype=np.int64)
         for link_number, link in enumerate(spec.links):
             for port, node, name in ((link_number, link.a, link.a_port), (count + link_number, link.b, link.b_port)):
                 self.number[(node, str(name))] = port

@@ -68,9 +68,13 @@ def calibrate(
     protocol: str = "auto",
     fit: Sequence[str] = DEFAULT_FIT,
     held_out: Iterable[float] = (),
+    transport: Mapping[str, Any] | None = None,
     **simulator_options: Any,
 ) -> dict[str, Any]:
     """Fit the ``fit`` parameters so that ``spec`` reproduces ``measured`` busbw.
+
+    ``transport``: the overrides the fabric's runs use on top of ``spec``'s (its stored settings
+    and an earlier calibration); the parameters not fitted keep those values.
 
     ``measured`` holds ``(size_bytes, busbw_GBps)`` points (nccl-tests
     semantics); the points at ``held_out`` sizes are not fitted, only
@@ -105,7 +109,7 @@ def calibrate(
     if fitted_count < len(fit):
         raise TwinCoreError(f"{fitted_count} fitted points cannot fit {len(fit)} parameters; fit fewer or hold out fewer sizes")
 
-    base = transport_for(spec)
+    base = transport_for(spec, transport)
     scale = np.array([FITTABLE[name][3] for name in fit])
     lower = np.array([FITTABLE[name][1] for name in fit]) / scale
     upper = np.array([FITTABLE[name][2] for name in fit]) / scale

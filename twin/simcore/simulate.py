@@ -9,7 +9,8 @@ the bytes moved. ``simulate(spec, ...)`` is the one-call form.
 
 Each algorithm runs with the protocol (LL, LL128, Simple) that NCCL's tuner
 would pick, the fastest predicted, unless one is asked for. The automatic
-choice of algorithm evaluates every applicable one the same way and keeps the
+choice of algorithm evaluates the applicable ones of the transport's tuner
+(``Transport.tuner``: NCCL's algorithms by default) the same way and keeps the
 fastest, like NCCL's tuner but with the congestion-aware times; the result
 says which protocol it used and why that algorithm (``choice``).
 """
@@ -25,7 +26,7 @@ import numpy as np
 from scipy import sparse
 
 from twin.simcore.algorithms import ALL_PAIRS, BUS_FACTORS, Phase, algorithms_for, phases_for, posting_time, step_time
-from twin.simcore.compile import CompiledFabric, Routes, all_pairs_entries, arc_record, compile_fabric, flow_keys, route, route_all_pairs
+from twin.simcore.compile import CompiledFabric, Routes, all_pairs_walk_size, arc_record, compile_fabric, flow_keys, route, route_all_pairs
 from twin.simcore.congestion import max_min_rates
 from twin.simcore.errors import TwinCoreError
 from twin.simcore.model import FabricSpec
@@ -38,9 +39,11 @@ MAX_PATTERN_FLOWS = 4_200_000
 """Largest flow pattern routed flow by flow (flows x channels): all pairs of 2,048 ranks. An
 all-pairs pattern above it runs as flow classes."""
 MAX_CLASS_ENTRIES = 20_000_000
-"""Most walk entries an all-pairs pattern as flow classes starts from: ``too_large`` refuses by
-that count (``all_pairs_entries``), the walk any later hop of a batch over it. A 16,384-card
-fat-tree, or rail design with NVLink, starts from 8.4 million pinned, 262,144 sprayed."""
+"""Most walk entries an all-pairs pattern as flow classes handles: ``too_large`` refuses by that
+count (``all_pairs_walk_size``: the entries it starts from, times the choices each splits into
+when hashed or sprayed), the walk any later hop of a batch over it. A 16,384-card fat-tree
+handles 8.4 million pinned or hashed (seconds), its rail design 16.8 million hashed; a
+65,536-card fat-tree 134 million (minutes: refused, ``auto`` goes on without it)."""
 
 
 @dataclass(frozen=True)
@@ -236,8 +239,9 @@ class Simulator:
     # -- runs -----------------------------------------------------------------
 
     def candidates(self, collective: str) -> list[str]:
-        """Algorithms implementing ``collective`` (applicability is checked when run)."""
-        return algorithms_for(collective)
+        """Algorithms ``auto`` weighs for ``collective``: those implementing it that the transport's
+        tuner chooses from (``Transport.tuner``; applicability is checked when run)."""
+        return self.transport.tuner_algorithms(collective, algorithms_for(collective))
 
     def too_large(self, collective: str) -> dict[str, str]:
         """The all-pairs algorithms of ``collective`` refused on these ranks, each with why.
@@ -247,12 +251,12 @@ class Simulator:
         flows = len(self.ranks) * (len(self.ranks) - 1) * self.channels
         if flows <= self.max_pattern_flows:
             return {}
-        entries = all_pairs_entries(self.compiled, self.ranks, self.ecmp)
+        entries = all_pairs_walk_size(self.compiled, self.ranks, self.ecmp)
         if entries <= MAX_CLASS_ENTRIES:
             return {}
         return {
             name: (
-                f"all-pairs pattern of {flows:,} flows; as flow classes its walk starts from {entries:,} entries, "
+                f"all-pairs pattern of {flows:,} flows; as flow classes its walk handles {entries:,} entries, "
                 f"more than {MAX_CLASS_ENTRIES:,} (cards alike share an entry: here few are); use fewer ranks or another algorithm"
             )
             for name in algorithms_for(collective)
@@ -285,11 +289,25 @@ class Simulator:
     def _auto(self, collective: str, size_bytes: float, protocol: str, top_links: int) -> dict[str, Any]:
         evaluated: dict[str, Evaluation] = {}
         skipped: dict[str, str] = {}
-        for algorithm in self.candidates(collective):
-            try:
-                evaluated[algorithm] = self.evaluate(collective, size_bytes, algorithm, protocol)
-            except TwinCoreError as error:
-                skipped[algorithm] = str(error)
+        candidates = self.candidates(collective)
+        outside_tuner = [algorithm for algorithm in algorithms_for(collective) if algorithm not in candidates]
+        # The tuner's algorithms first; the others only when none of those can run here (an
+        # all-to-all too large for direct sends still gets an answer).
+        for group in (candidates, outside_tuner):
+            if evaluated:
+                break
+            for algorithm in group:
+                try:
+                    evaluated[algorithm] = self.evaluate(collective, size_bytes, algorithm, protocol)
+                except TwinCoreError as error:
+                    skipped[algorithm] = str(error)
+        unable = sorted(skipped)
+        not_weighed = [algorithm for algorithm in outside_tuner if algorithm not in evaluated and algorithm not in skipped]
+        tuner = self.transport.tuner
+        skipped.update(
+            (algorithm, f"not among the {tuner} tuner's algorithms (transport tuner); run it by name, or with tuner any")
+            for algorithm in not_weighed
+        )
         if not evaluated:
             raise TwinCoreError(f"no algorithm can run {collective} here: {skipped}")
         ranking = sorted(evaluated, key=lambda name: evaluated[name].time)
@@ -300,7 +318,8 @@ class Simulator:
             f"{ranking[0]} ({best.protocol}) is the fastest ({_ms(best.time)}) for {_megabytes(size_bytes)} on "
             f"{len(self.ranks)} ranks, {result['bound']}-bound"
             + (f"; then {others}" if others else "")
-            + (f"; not applicable: {', '.join(sorted(skipped))}" if skipped else "")
+            + (f"; not applicable: {', '.join(unable)}" if unable else "")
+            + (f"; not weighed by the {tuner} tuner: {', '.join(not_weighed)}" if not_weighed else "")
         )
         result["choice"] = {
             "reason": reason,

@@ -25,8 +25,10 @@ A run's time is built from four kinds of cost (docs/simulation.md):
 NCCL's three protocols trade latency for bandwidth: LL (low latency, half the
 bandwidth), LL128 (flags in 8 of 128 bytes) and Simple (full bandwidth, the
 costliest synchronisation). ``scale-up`` is memory-semantic (NVLink-like),
-``scale-out`` message passing (RDMA/Ethernet). A fabric may carry overrides in
-``attrs["transport"]`` (what ``calibrate`` produces); a run may override again.
+``scale-out`` message passing (RDMA/Ethernet). ``tuner`` names the library whose
+algorithms ``algorithm="auto"`` weighs (``TUNER_ALGORITHMS``: NCCL's by default).
+A fabric may carry overrides in ``attrs["transport"]`` (what ``calibrate``
+produces); a run may override again.
 Plain data in and out (``to_dict``).
 """
 
@@ -43,7 +45,9 @@ from twin.simcore.errors import TwinCoreError
 from twin.simcore.model import FabricSpec
 
 __all__ = [
+    "HOPPER_NVLINK_EFFICIENCY",
     "PROTOCOLS",
+    "TUNER_ALGORITHMS",
     "WIRE_FORMATS",
     "DomainTransport",
     "FlowCosts",
@@ -56,6 +60,37 @@ __all__ = [
 
 PROTOCOLS = ("LL", "LL128", "Simple")
 """NCCL's protocols, spelled as ``NCCL_PROTO`` takes them."""
+
+# The algorithms ``algorithm="auto"`` chooses from, by the library whose tuner the twin stands
+# in for (``Transport.tuner``). NCCL's tuner (src/graph/tuning.cc, read at 2.18.3 and 2.23)
+# weighs Ring and Tree, and for AllReduce the in-switch reductions (NVLS, NVLS-Tree, CollNet:
+# ``in_switch``); it takes Ring alone for Broadcast and Reduce, and Ring for ReduceScatter and
+# AllGather (2.18; the NVLS and PAT ones of later versions have no counterpart here). Across
+# hosts NCCL runs a ring per channel, one channel a NIC, each crossing between hosts on its own
+# rail: the twin's ``hierarchical`` (a ring inside each group, one across per rail), where its
+# single ring would take one NIC a host. All-to-all and send/receive are grouped point-to-point
+# sends (``direct``). NCCL has no one-shot or two-shot kernel (custom all-reduce kernels such as
+# TensorRT-LLM's or vLLM's; NCCL 2.27's symmetric kernels need registered windows, which
+# nccl-tests does not use by default) and none of MPI's recursive doubling, Rabenseifner or
+# Bruck. ``"any"``: every algorithm the twin knows, the fastest wins.
+TUNER_ALGORITHMS: dict[str, dict[str, tuple[str, ...]] | None] = {
+    "nccl": {
+        "allreduce": ("ring", "tree", "hierarchical", "in_switch"),
+        "reducescatter": ("ring", "hierarchical"),
+        "allgather": ("ring", "hierarchical"),
+        "broadcast": ("ring",),
+        "reduce": ("ring",),
+        "alltoall": ("direct",),
+        "sendrecv": ("direct",),
+    },
+    "any": None,
+}
+
+HOPPER_NVLINK_EFFICIENCY = 20.6 / 25
+"""The share of an H100's NVLink line rate (18 links of 25 GB/s a direction, 450 GB/s) that moves
+data: NCCL's topology counts 20.6 GB/s a link on Hopper (``SM90_NVLINK_BW``, src/graph/topo.h),
+370.8 GB/s a GPU, what a ring reaches (MODELLING.md section 6: about 370 busbw, nccl-tests#212).
+A scale-up ``efficiency`` for a fabric whose NVLink rate is the line rate."""
 
 
 @dataclass(frozen=True)
@@ -193,7 +228,9 @@ class Transport:
     reduce-scatter and allgather) run on at most ``direct_max_ranks`` ranks
     (16: libraries keep them inside one scale-up domain of 8-16 GPUs). A
     switch without ``attrs["forwarding_latency_ns"]`` forwards in
-    ``switch_latency_ns`` (100).
+    ``switch_latency_ns`` (100). ``tuner``: whose algorithms ``algorithm="auto"``
+    chooses from (``TUNER_ALGORITHMS``; ``"nccl"``, or ``"any"`` for every one the
+    twin knows); any algorithm still runs when asked for by name.
     """
 
     scale_up: DomainTransport = DomainTransport(
@@ -218,8 +255,11 @@ class Transport:
     in_switch_chunk_bytes: int = 128 * 1024
     direct_max_ranks: int = 16
     switch_latency_ns: float = 100.0
+    tuner: str = "nccl"
 
     def __post_init__(self) -> None:
+        if self.tuner not in TUNER_ALGORITHMS:
+            raise TwinCoreError(f"unknown tuner {self.tuner!r}; expected one of {', '.join(TUNER_ALGORITHMS)}")
         if self.in_switch_channels < 1:
             raise TwinCoreError(f"in_switch_channels {self.in_switch_channels}; expected at least 1")
         if self.in_switch_chunk_bytes < 1:
@@ -252,6 +292,20 @@ class Transport:
         _, loops = in_switch_chunking(size_bytes, heads, channels=self.in_switch_channels, max_chunk_bytes=self.in_switch_chunk_bytes)
         return (self.in_switch_latency_ns + loops * self.in_switch_step_latency_ns) * 1e-9
 
+    def tuner_algorithms(self, collective: str, known: list[str]) -> list[str]:
+        """The algorithms of ``known`` (those implementing ``collective``) that ``tuner`` weighs
+        for ``algorithm="auto"``, in ``known``'s order.
+
+        >>> Transport().tuner_algorithms("allreduce", ["ring", "two_shot", "in_switch"])
+        ['ring', 'in_switch']
+        >>> Transport(tuner="any").tuner_algorithms("allreduce", ["ring", "two_shot", "in_switch"])
+        ['ring', 'two_shot', 'in_switch']
+        """
+        chosen_from = TUNER_ALGORITHMS[self.tuner]
+        if chosen_from is None:
+            return list(known)
+        return [name for name in known if name in chosen_from.get(collective, ())]
+
     def to_dict(self) -> dict[str, Any]:
         """Plain, JSON-ready form (what a fabric stores in ``attrs["transport"]``)."""
         return asdict(self)
@@ -278,6 +332,8 @@ def _updated(current: Any, overrides: Mapping[str, Any], where: str) -> Any:
             if not isinstance(value, Mapping):
                 raise TwinCoreError(f"{where}.{name}: expected a mapping with some of {sorted(f.name for f in fields(present))}")
             changes[name] = _updated(present, value, f"{where}.{name}")
+        elif isinstance(present, str):
+            changes[name] = str(value)
         else:
             changes[name] = int(value) if isinstance(present, int) else float(value)
     return replace(current, **changes)

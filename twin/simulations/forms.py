@@ -14,6 +14,7 @@ __all__ = ("TelemetrySourceForm", "TelemetryReadingForm", "PRESET_LABELS")
 PRESET_LABELS = {  # every PRESETS key
     "node_exporter_infiniband": _("node_exporter, infiniband collector (InfiniBand ports)"),
     "dcgm_nvlink": _("DCGM exporter (NVLink of each GPU)"),
+    "dcgm_nvlink_links": _("DCGM exporter, per-link fields (each NVLink of each GPU)"),
 }
 
 

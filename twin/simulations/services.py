@@ -58,10 +58,11 @@ def collective_simulate(
 
 
 def merged_overrides(base: dict, extra: dict) -> dict:
-    """Transport overrides of `extra` on top of `base`, merging the per-domain sections."""
+    """Transport overrides of `extra` on top of `base`, merging sections at every depth (a
+    domain's protocol sections too)."""
     merged = dict(base)
     for key, value in extra.items():
-        merged[key] = {**merged.get(key, {}), **value} if isinstance(value, dict) and isinstance(merged.get(key), dict) else value
+        merged[key] = merged_overrides(merged[key], value) if isinstance(value, dict) and isinstance(merged.get(key), dict) else value
     return merged
 
 
@@ -76,11 +77,13 @@ def fabric_calibrate(
     of the fit and reported apart, and nothing is stored."""
     fitted = calibrate(
         snapshot_spec_get(snapshot_id=snapshot.pk), points, collective=collective, algorithm=algorithm, protocol=protocol,
-        ranks=ranks, fit=fit, held_out=held_out,
+        ranks=ranks, fit=fit, held_out=held_out, transport=fabric.transport,
     )
     if held_out:
         return fitted
-    fabric.transport = fitted["transport"]
+    # Only the fitted parameters change: the fabric's other settings (an NVLink efficiency, an
+    # earlier fit of other parameters) stay what its runs, and this fit, used.
+    fabric.transport = merged_overrides(fabric.transport, fitted["transport"])
     fabric.calibration = {
         "source": source,
         "snapshot": snapshot.pk,

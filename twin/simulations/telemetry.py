@@ -47,7 +47,7 @@ from twin.ingest import IngestError
 from twin.ingest.errors import in_language
 from twin.replay import TelemetryError, telemetry_frame
 from twin.replay.ibdiags import parse_reading, reading_samples
-from twin.replay.prometheus import PRESETS, PrometheusMapping, error_counters, error_totals, prometheus_mapping, rates_frame
+from twin.replay.prometheus import PRESETS, PrometheusMapping, error_counters, error_totals, prometheus_mapping, rates_frame, series_ports
 from twin.replay.telemetry import TelemetryIndex, check_batch
 
 from .models import TelemetrySource, TelemetryState
@@ -406,19 +406,25 @@ def _mapping_of(preset: str, mapping) -> PrometheusMapping:
 
 def telemetry_source_check(*, fabric: Fabric, url: str, preset: str, mapping, rate_window_s: int) -> dict:
     """Ask the server once: that it is a Prometheus, and how many of the series of the first
-    byte counter name ports of the fabric (with examples of those that do not)."""
+    byte counter name ports of the fabric (with examples of those that do, and of those that do
+    not)."""
     checked = _mapping_of(preset, mapping)
     index = telemetry_index(_latest_snapshot(fabric))
     build = prometheus_get(url, "/api/v1/status/buildinfo")
     key, query = next(iter(checked.queries(rate_window_s).items()))
-    frame = rates_frame(index, checked, {key: prometheus_get(url, "/api/v1/query", {"query": query})}, window_s=rate_window_s)
-    report = frame["telemetry"]
+    answer = prometheus_get(url, "/api/v1/query", {"query": query})
+    try:
+        report = rates_frame(index, checked, {key: answer}, window_s=rate_window_s)["telemetry"]
+        mapped_examples = series_ports(index, checked, key, answer)
+    except TelemetryError as error:
+        raise ApplicationError(str(error)) from error
     return {
         "version": build.get("version", "") if isinstance(build, dict) else "",
         "query": query,
         "series": report["samples"],
         "mapped": report["samples"] - report["unknown_ports"],
         "unknown": report["unknown"][:5],
+        "mapped_examples": mapped_examples,
     }
 
 

@@ -168,6 +168,11 @@ function attrText(attrs: Readonly<Record<string, unknown>>, key: string): string
   return typeof value === "string" || typeof value === "number" ? String(value) : null;
 }
 
+/** A cable's lane width and signalling rate as its port reports them ("4x NDR"); "" when it reports neither. */
+export function cableWidth(cable: PortDetails): string {
+  return [attrText(cable.attrs, "width"), attrText(cable.attrs, "speed")].filter((part) => part !== null).join(" ");
+}
+
 export function renderLinkDetails(
   doc: Document,
   details: LinkDetails,
@@ -225,7 +230,7 @@ export function renderLinkDetails(
     ].map((label) => element(doc, "th", {}, [label])),
   );
   const body = details.cables.map((cable) => {
-    const width = [attrText(cable.attrs, "width"), attrText(cable.attrs, "speed")].filter((part) => part !== null).join(" ");
+    const width = cableWidth(cable);
     return element(doc, "tr", { class: `port-${cable.state}` }, [
       element(doc, "td", {}, [cable.port]),
       element(doc, "td", {}, [cable.peer_port ?? none]),

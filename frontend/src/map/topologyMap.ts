@@ -10,11 +10,12 @@ import { element } from "../core/dom";
 import type { NumberFormatters } from "../core/format";
 import { describeRequestError, type JsonClient } from "../core/http";
 import type { Translate } from "../core/i18n";
-import { cablesTo, detailsFromModel, parseNodeDetails, renderDetails, renderLinkDetails } from "./details";
+import { cablesTo, detailsFromModel, parseNodeDetails, renderDetails, renderLinkDetails, type NodeDetails } from "./details";
 import { CATEGORY_LABELS, LINK_STATE_LABELS, groupKindLabel, kindLabel, tierLabel } from "./labels";
 import { UNREACHABLE, hopCounts, hopsFrom, type HopCount } from "./hops";
 import type { PlacedLabel } from "./labelPlacement";
 import { linkMask, linksOfEdge, nearestEdge, parallelLinks, summariseLinks } from "./linkSelection";
+import { linkTooltip, type TooltipContent } from "./linkTooltip";
 import { DEFAULT_LOD, fullScene, pinsForGroup, pinsForNode, selectScene, type LodOptions, type Scene, type SceneEdge, type View } from "./lod";
 import { parseLayout, type MapModel } from "./model";
 import {
@@ -295,11 +296,15 @@ function showMap(host: HTMLElement, stage: HTMLElement, model: MapModel, context
   const view = new SigmaView(sigmaHost, model, {
     clickItem: (item) => onItemClick(item),
     clickStage: (x, y) => onStageClick(x, y),
-    enterItem: (item, x, y) => showTooltip(item, x, y),
+    enterItem: (item, x, y) => showNodeTooltip(item, x, y),
     leaveItem: () => {
+      overNode = false;
       tooltip.hidden = true;
     },
-    cameraMoved: () => scheduleLod(),
+    cameraMoved: () => {
+      hideLinkTooltip();
+      scheduleLod();
+    },
   });
   view.frameStyle = (group, open) => ({
     stroke: open ? "#cbd5e1" : "#94a3b8",
@@ -336,6 +341,11 @@ function showMap(host: HTMLElement, stage: HTMLElement, model: MapModel, context
     drawnAt = new Map(styled.nodes.map((node) => [node.item, node]));
     drawnInfo.textContent = t("map.status.drawn", { nodes: numbers.integer(scene.counts.nodes), links: numbers.integer(scene.counts.edges) });
     host.dataset["drawn"] = String(scene.counts.total);
+    // A hovered link's tooltip follows its data (a replay frame's utilisation, a new level of detail).
+    if (hovered !== null) {
+      hovered.stale = true;
+      scheduleHoverCheck();
+    }
   };
   let lodTimer: ReturnType<typeof setTimeout> | undefined;
   let lastViewKey = "";
@@ -355,7 +365,7 @@ function showMap(host: HTMLElement, stage: HTMLElement, model: MapModel, context
   };
 
   // ---- interaction -----------------------------------------------------
-  const showTooltip = (item: number, x: number, y: number): void => {
+  const nodeTooltip = (item: number): TooltipContent => {
     const lines: [string, string][] = [];
     let title: string;
     if (item >= model.nodeCount) {
@@ -371,18 +381,133 @@ function showMap(host: HTMLElement, stage: HTMLElement, model: MapModel, context
       lines.push([t("map.tooltip.tier"), tierLabel(model.nodeTier[item] ?? null, t)]);
       lines.push([t("map.tooltip.degree"), String(model.linksOfNode(item).length)]);
     }
+    return { title, lines };
+  };
+
+  const fillTooltip = ({ title, lines }: TooltipContent): void => {
     tooltip.replaceChildren(
       element(doc, "strong", {}, [title]),
       ...lines.map(([label, value]) =>
         element(doc, "div", {}, label === "" ? [element(doc, "span", { class: "muted" }, [value])] : [element(doc, "span", { class: "muted" }, [`${label}: `]), value]),
       ),
     );
+  };
+
+  /** Shows the tooltip beside (x, y), CSS px in the stage, on whichever side it fits. */
+  const placeTooltip = (x: number, y: number): void => {
     tooltip.hidden = false;
     const fitsRight = x + 12 + tooltip.offsetWidth <= stage.clientWidth;
     const fitsBelow = y + 12 + tooltip.offsetHeight <= stage.clientHeight;
     tooltip.style.left = `${fitsRight ? x + 12 : Math.max(0, x - 12 - tooltip.offsetWidth)}px`;
     tooltip.style.top = `${fitsBelow ? y + 12 : Math.max(0, y - 12 - tooltip.offsetHeight)}px`;
   };
+
+  const showNodeTooltip = (item: number, x: number, y: number): void => {
+    overNode = true;
+    hovered = null;
+    fillTooltip(nodeTooltip(item));
+    placeTooltip(x, y);
+  };
+
+  // ---- link hover ------------------------------------------------------
+  // Sigma's edge events stay off (their picking slows every redraw at 16k cards): while the pointer
+  // moves, one nearestEdge check per animation frame, as a click would pick, finds the link under it.
+  let overNode = false;
+  let pointer: { clientX: number; clientY: number } | null = null;
+  let hoverFrame = 0;
+  // The edge whose tooltip is up and the links it stands for; stale until its lines show the current data.
+  let hovered: { a: number; b: number; links: number[]; stale: boolean } | null = null;
+  // End a's ports, for the cables' port names and widths: fetched once per node while hovering.
+  const hoverDetails = new Map<number, NodeDetails>();
+  const hoverFetches = new Set<number>();
+
+  const hideLinkTooltip = (): void => {
+    if (hovered !== null) {
+      hovered = null;
+      tooltip.hidden = true;
+    }
+  };
+  const scheduleHoverCheck = (): void => {
+    hoverFrame ||= requestAnimationFrame(checkHover);
+  };
+
+  const fillLinkTooltip = (shown: { a: number; b: number; links: number[] }): void => {
+    const [a, b] = endsInOrder(shown.a, shown.b);
+    const aggregated = a >= model.nodeCount || b >= model.nodeCount;
+    const details = aggregated ? undefined : urls.node === "" ? detailsFromModel(model, a) : hoverDetails.get(a);
+    fillTooltip(
+      linkTooltip(
+        {
+          a: itemName(a),
+          b: itemName(b),
+          aggregated,
+          summary: summariseLinks(model, shown.links, overlays.utilisation),
+          gbps: shown.links.map((link) => model.linkGbps[link] as number),
+          cables: details === undefined ? null : cablesTo(details, model.nodeId[b] ?? ""),
+        },
+        t,
+        numbers,
+      ),
+    );
+    if (!aggregated && details === undefined) {
+      fetchHoverDetails(a);
+    }
+  };
+
+  const fetchHoverDetails = (node: number): void => {
+    if (hoverFetches.has(node)) {
+      return;
+    }
+    hoverFetches.add(node);
+    http.get(withQuery(urls.node, { id: model.nodeId[node] ?? "" })).then(
+      (answer) => {
+        hoverDetails.set(node, parseNodeDetails(answer));
+        if (hovered !== null) {
+          hovered.stale = true;
+          scheduleHoverCheck();
+        }
+      },
+      // Without its ports the tooltip still says what the layout knows; the next hover asks again.
+      () => hoverFetches.delete(node),
+    );
+  };
+
+  const checkHover = (): void => {
+    hoverFrame = 0;
+    if (pointer === null || overNode) {
+      return;
+    }
+    const box = sigmaHost.getBoundingClientRect();
+    const at = { x: pointer.clientX - box.left, y: pointer.clientY - box.top };
+    const edge = scene.edges[nearestEdge(scene.edges, screenOfItem, at)];
+    if (edge === undefined) {
+      hideLinkTooltip();
+      return;
+    }
+    if (hovered === null || hovered.a !== edge.a || hovered.b !== edge.b) {
+      hovered = { a: edge.a, b: edge.b, links: linksOfEdge(model, scene.rep, edge.a, edge.b), stale: true };
+    }
+    if (hovered.stale) {
+      hovered.stale = false;
+      fillLinkTooltip(hovered);
+    }
+    placeTooltip(at.x, at.y);
+  };
+
+  sigmaHost.addEventListener("mousemove", (event) => {
+    // A pressed button is a drag panning the map.
+    if (event.buttons !== 0) {
+      pointer = null;
+      hideLinkTooltip();
+      return;
+    }
+    pointer = { clientX: event.clientX, clientY: event.clientY };
+    scheduleHoverCheck();
+  });
+  sigmaHost.addEventListener("mouseleave", () => {
+    pointer = null;
+    hideLinkTooltip();
+  });
 
   const expandGroup = (group: number): void => {
     for (const g of pinsForGroup(model, group)) {
@@ -444,10 +569,13 @@ function showMap(host: HTMLElement, stage: HTMLElement, model: MapModel, context
     pickLinks(linksOfEdge(model, scene.rep, edge.a, edge.b), edge.a, edge.b);
   };
 
+  const endsInOrder = (first: number, second: number): [number, number] =>
+    itemRank(second) < itemRank(first) ? [second, first] : [first, second];
+
   const pickLinks = (links: number[], first: number, second: number): void => {
-    const [a, b] = itemRank(second) < itemRank(first) ? [second, first] : [first, second];
+    const [a, b] = endsInOrder(first, second);
     const aggregated = a >= model.nodeCount || b >= model.nodeCount;
-    tooltip.hidden = true;
+    hideLinkTooltip();
     if (selected !== null) {
       context.onSelect?.(null);
     }
