@@ -24,10 +24,11 @@ from twin.simcore.translation import ENGLISH, LATER, Joined, Phrase, Translation
 __all__ = ["IngestError", "IngestProblem", "ParserNotFound", "ProblemCollector", "Words", "in_language"]
 
 Words = str | Phrase
-"""What a parser says: a Phrase (translated where it is shown) or, from code not converted yet, English."""
+"""What a reader says: a Phrase (translated where it is shown), or English text (the trace readers)."""
 
 WHERE_SEPARATOR = " "
-"""Between the file's name, its line and the element path, in every language."""
+"""Between the file's name, its line and the element path, in every language (no catalogue entry:
+gettext gives it back as it is)."""
 
 
 @dataclass(frozen=True)
