@@ -111,3 +111,11 @@ def test_a_parsers_warning_reads_in_chinese_on_the_fabric_page(operator_client):
     assert "文件名 &#x27;dump.xml&#x27; 没有指明主机，因此其节点以 &#x27;host&#x27; 命名" in page
     english = operator_client.get(f"/fabrics/{Fabric.objects.get().pk}/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
     assert "the file name &#x27;dump.xml&#x27; names no host" in english
+
+
+def test_a_bad_nccl_tests_report_in_the_journal_is_explained_in_chinese(operator_client, small_snapshot):
+    report = b"# nThread 1 nGpus 8 minBytes 8 maxBytes 128 step: 2(factor) warmup iters: 5 iters: 20 validation: 1\n"
+    page = operator_client.post(
+        f"/fabrics/{small_snapshot.fabric_id}/journal/new/", {"files": SimpleUploadedFile("ar.txt", report)}, HTTP_ACCEPT_LANGUAGE="zh-Hans",
+    ).content.decode()
+    assert "ar.txt 第 1 行：报告中没有结果行" in page
