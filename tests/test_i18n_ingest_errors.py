@@ -119,3 +119,9 @@ def test_a_bad_nccl_tests_report_in_the_journal_is_explained_in_chinese(operator
         f"/fabrics/{small_snapshot.fabric_id}/journal/new/", {"files": SimpleUploadedFile("ar.txt", report)}, HTTP_ACCEPT_LANGUAGE="zh-Hans",
     ).content.decode()
     assert "ar.txt 第 1 行：报告中没有结果行" in page
+
+
+def test_an_unreadable_trace_for_a_replay_is_explained_in_chinese(operator_client, small_snapshot):
+    form = {"trace": SimpleUploadedFile("step.txt", b"hello\n"), "model_params": "175B", "tp": 8, "pp": 1, "dp": 8, "ordering": "rank"}
+    answer = operator_client.post(f"/snapshots/{small_snapshot.pk}/replay/", form, HTTP_ACCEPT="application/json", HTTP_ACCEPT_LANGUAGE="zh-Hans")
+    assert answer.status_code == 400 and answer.json()["detail"].startswith("step.txt：无法判断这是哪种 trace")
