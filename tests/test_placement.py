@@ -85,3 +85,24 @@ def test_placement_form_run_finishes_with_every_strategy(operator_client, small_
     assert set(run.result["results"]) == {"naive", "random", "aware"}
     refused = operator_client.post(f"/snapshots/{small_snapshot.pk}/placement/", {"tp": 8, "dp": 2, "pp": 1, "ep": 1, "model_params": "many", "strategies": ["aware"]}, follow=True)
     assert b"cannot read count" in refused.content and Run.objects.count() == 1
+
+
+def test_a_placement_warning_reads_in_the_readers_language(operator_client):
+    from twin.fabrics.services import snapshot_create
+    from twin.simcore.generate import rail_optimised
+
+    spec = rail_optimised(servers=8, servers_per_unit=8)  # NVLink domains of 8 cards: TP=16 spans two
+    snapshot = snapshot_create(fabric_name="rails", spec=spec, source_name="generated", source_format="generated", checksum="0" * 64)
+    params = {"job": {"tp": 16, "dp": 4}, "strategies": ["aware"]}
+    response = operator_client.post("/api/runs/", {"kind": "placement", "snapshot": snapshot.pk, "params": params}, content_type="application/json")
+    run_execute(run_id=response.json()["id"])
+    english = operator_client.get(f"/api/runs/{response.json()['id']}/", HTTP_ACCEPT_LANGUAGE="en").json()["result"]["results"]["aware"]
+    assert english["warnings"] == [
+        "a TP group of 16 cards is larger than any switch domain (the largest has 8 free cards): "
+        "4 of 4 TP groups span several domains, at most 2, the fewest the free cards allow"
+    ]
+    chinese = operator_client.get(f"/api/runs/{response.json()['id']}/", HTTP_ACCEPT_LANGUAGE="zh-Hans").json()["result"]["results"]["aware"]
+    assert chinese["warnings"] == ["由 16 张卡组成的 TP 组大于任何交换域（最大的交换域有 8 张空闲卡）：4 个 TP 组中有 4 个跨越多个交换域，最多跨越 2 个，这已是空闲卡所允许的最少数量"]
+    assert "warning_words" not in chinese
+    # One frame goes to every viewer: it carries the warnings in each language of the site.
+    assert chinese["warnings_by_language"] == {"en": english["warnings"], "zh-hans": chinese["warnings"]}

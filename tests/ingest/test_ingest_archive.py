@@ -266,7 +266,7 @@ def test_damaged_and_truncated_archives():
         (gzip.compress(XML), "gzip-compressed but holds no tar archive"),
         (tar_bytes([("node01.xml", XML)], "w:xz"), "xz archive or compressed file"),
         (tar_bytes([("node01.xml", XML)], "w:bz2"), "bzip2 archive or compressed file"),
-        (tar_bytes([(".DS_Store", b"x"), ("empty", None)]), "holds no files (only 1 hidden or system files)"),
+        (tar_bytes([(".DS_Store", b"x"), ("empty", None)]), "holds no files (only 1 hidden or system file)"),
         (zip_bytes([]), "holds no files"),
     ],
     ids=["gzip-not-tar", "xz", "bzip2", "only-clutter", "empty-zip"],

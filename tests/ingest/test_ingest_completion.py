@@ -66,8 +66,8 @@ def test_per_host_xmls_name_the_gpus_and_hcas_fill_in_the_rest(pod_files):
 def test_a_file_for_a_host_the_fabric_lacks_is_merged_with_a_warning(pod_files):
     stranger = pod_files["dgx001.xml"].replace("0xb8cef603", "0xaaaaaaaa")
     result = completed({"superpod.ibnetdiscover": pod_files["superpod.ibnetdiscover"], "dgx900.xml": stranger})
-    assert any("dgx900" in warning and "not in the fabric" in warning for warning in result.warnings)
-    assert any("falls apart into 2 parts" in warning for warning in result.warnings)
+    assert any("dgx900" in warning and "not in the fabric" in warning for warning in map(str, result.warnings))
+    assert any("falls apart into 2 parts" in warning for warning in map(str, result.warnings))
 
 
 def test_the_storage_rule_can_be_changed(pod_files):
@@ -137,7 +137,7 @@ def test_a_lone_adapter_is_refused_and_isolated_nodes_are_named():
 
 def test_a_fabric_without_cards_says_so():
     result = completed(sample("slurm/topograph-tree.conf"))
-    assert any(warning.startswith("no cards") for warning in result.warnings)
+    assert any(warning.startswith("no cards") for warning in map(str, result.warnings))
 
 
 def block_topology(units: int, missing_from_fabric: str = "dgx900") -> str:
@@ -161,12 +161,12 @@ def pod_with_blocks():
 def test_a_slurm_topology_becomes_the_blocks_of_the_fabric_cards(pod_with_blocks):
     result = pod_with_blocks
     assert result.spec.kind_counts()["host"] == 0  # the scheduler's view, not more cabling
-    assert not any("falls apart" in warning for warning in result.warnings)
+    assert not any("falls apart" in warning for warning in map(str, result.warnings))
     blocks = result.summary["slurm"]["blocks"]
     assert blocks["su1-b1"] == 8 and blocks["su1-b4"] == 7 and len(blocks) == 8  # dgx032 is not in the dump
     card = next(card for card in result.spec.cards() if card.name == "dgx009/gpu3")
     assert card.attrs["slurm_block"] == "su1-b2"
-    assert any("not in the fabric: dgx032, dgx064, dgx900" in warning for warning in result.warnings)
+    assert any("not in the fabric: dgx032, dgx064, dgx900" in warning for warning in map(str, result.warnings))
 
 
 def test_placement_keeps_tp_groups_in_one_block_and_fills_blocks_in_turn(pod_with_blocks):

@@ -132,7 +132,7 @@ def test_host_from_source_name(source_name, host):
 def test_source_host_warns_when_it_falls_back():
     assert source_host("node01.xml") == ("node01", None)
     host, warning = source_host("dump.xml")
-    assert host == "host" and "'dump.xml' names no host" in warning
+    assert host == "host" and "'dump.xml' names no host" in str(warning)
 
 
 _RANGES = st.tuples(st.integers(0, 200), st.integers(0, 20), st.integers(1, 3)).map(

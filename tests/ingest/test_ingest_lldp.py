@@ -13,6 +13,7 @@ from twin.ingest import IngestError, ParseOptions, detect_format, parse_fabric
 from twin.ingest.parsers import lldp
 from twin.ingest.parsers.cabling import DEFAULT_LATENCY_NS, DEFAULT_LINK_GBPS
 from twin.ingest.parsers.lldp import LldpJsonParser, mau_gbps
+from twin.simcore.translation import words_from_plain
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 SAMPLE = (DATA / "lldp" / "lldpctl_json_node01.json").read_text()
@@ -145,7 +146,7 @@ def test_options_fill_in_unknown_speeds():
 
 def test_host_from_file_name_else_a_warning():
     spec = parse(SAMPLE, source_name="lldp.json")
-    assert spec.nodes[0].id == "host:host" and "names no host" in spec.attrs["warnings"][0]
+    assert spec.nodes[0].id == "host:host" and "names no host" in str(words_from_plain(spec.attrs["warnings"][0]))
 
 
 def test_no_neighbours_is_a_lonely_host():

@@ -20,6 +20,7 @@ from twin.ingest.parsers.nccl_xml import (
     nvlink_lane_gbps,
     pcie_gbps,
 )
+from twin.simcore.translation import words_from_plain
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 SAMPLES = DATA / "nccl_xml"
@@ -115,7 +116,7 @@ def test_hint_files_infer_cards_and_nics_from_class(text, cards, pix, rate):
 def test_host_from_file_name_else_a_warning():
     spec = parse(DUMP, source_name="nccl_topo_dump_8xH100.xml")
     assert spec.cards()[0].id == "host/gpu:0000:18:00.0"
-    assert "names no host" in spec.attrs["warnings"][0]
+    assert "names no host" in str(words_from_plain(spec.attrs["warnings"][0]))
 
 
 def test_options_override_the_per_nvlink_rate_and_latency():
@@ -207,10 +208,10 @@ def test_socket_nic_without_pci():
 def test_nccl_reader_limits_give_warnings_not_errors():
     text = '<?xml version="1.0"?>\n' + system('\t<pci busid="0000:18:00.0" class="0x030200"><gpu dev="0"/></pci>')
     spec = parse(text)
-    warnings = spec.attrs["warnings"]
+    warnings = [str(words_from_plain(warning)) for warning in spec.attrs["warnings"]]
     assert any("prolog" in warning for warning in warnings) and any("line 4: a TAB" in warning for warning in warnings)
     many = " ".join(f'a{index}="1"' for index in range(17))
-    assert "18 attributes; NCCL's reader takes at most 16" in parse(system(f'<pci busid="0000:18:00.0" {many}/>')).attrs["warnings"][0]
+    assert "18 attributes; NCCL's reader takes at most 16" in str(words_from_plain(parse(system(f'<pci busid="0000:18:00.0" {many}/>')).attrs["warnings"][0]))
 
 
 def test_comments_are_fine():

@@ -11,6 +11,7 @@ from tests.ingest.fuzzing import assert_parses_or_ingest_error, mutated
 from twin.ingest import IngestError, ParseOptions, detect_format, parse_fabric
 from twin.ingest.parsers.nccl_xml import DEFAULT_LATENCY_NS, DEFAULT_PCIE_GBPS
 from twin.ingest.parsers.nvidia_smi import NvidiaSmiTopoParser
+from twin.simcore.translation import words_from_plain
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 H100 = (DATA / "nvidia_smi" / "nvidia-smi_topo_m_8xH100.txt").read_text()
@@ -90,7 +91,7 @@ def test_options_set_the_per_nvlink_rate():
 
 def test_host_from_file_name_else_a_warning():
     spec = parse(H100, source_name="nvidia-smi_topo_m_8xH100.txt")
-    assert spec.cards()[0].id == "host/gpu0" and "names no host" in spec.attrs["warnings"][0]
+    assert spec.cards()[0].id == "host/gpu0" and "names no host" in str(words_from_plain(spec.attrs["warnings"][0]))
 
 
 # Detection ----------------------------------------------------------------------------------
@@ -161,7 +162,7 @@ def test_nic_columns_without_legend_keep_their_label():
         ("", None, "no matrix header"),
         ("GPU0\t X \tNV4\n", None, "no matrix header"),
         (TWO_GPUS.replace("GPU1\tNV4\t X \tSYS", "GPU1\tNV4\t X \tFOO"), 3, "GPU1/NIC0 is 'FOO'"),
-        (TWO_GPUS.replace("GPU1\tNV4\t X \tSYS\t0-0,8-8\t0\t\t3", "GPU1\tNV4"), 3, "row GPU1 has 1 cells"),
+        (TWO_GPUS.replace("GPU1\tNV4\t X \tSYS\t0-0,8-8\t0\t\t3", "GPU1\tNV4"), 3, "row GPU1 has 1 cell"),
         (TWO_GPUS.replace("GPU1\tNV4\t X ", "GPU1\tNV2\t X "), 3, "GPU1/GPU0 is NV2 but GPU0/GPU1 (line 2) is NV4"),
         (TWO_GPUS.replace("GPU0\t X \tNV4", "GPU0\tNV4\t X "), 2, "GPU0/GPU0 is 'NV4'"),
         (TWO_GPUS.replace("\nGPU1\t", "\nGPU7\t"), 3, "row 'GPU7' is not a column"),

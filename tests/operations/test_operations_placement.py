@@ -97,7 +97,7 @@ def test_job_larger_than_the_free_cards_is_refused(article_fabric):
 def test_tp_larger_than_any_domain_falls_back_to_the_fewest_domains():
     fabric = rail_optimised(servers=8, servers_per_unit=8)  # NVLink domains of 8 cards per host
     placement = aware_placement(fabric, Job(tp=16, dp=4))
-    assert "larger than any switch domain (the largest has 8 free cards)" in placement.warnings[0]
+    assert "larger than any switch domain (the largest has 8 free cards)" in str(placement.warnings[0])
     for group in np.array(placement.hosts).reshape(-1, 16):
         assert len(set(group)) == 2  # two hosts, never more
 

@@ -212,7 +212,7 @@ def test_validate_reports_the_problem_with_its_path(case):
     with pytest.raises(FabricError) as raised:
         fabric.validate()
     problem = raised.value.problems[0]
-    assert (problem.path, problem.message) == (path, message)
+    assert (problem.path, str(problem.message)) == (path, message)
     assert problem.expected
     assert f"{format_path(path)}: {message}" in str(raised.value)
     assert isinstance(raised.value, TwinCoreError)

@@ -196,10 +196,10 @@ def test_bad_lines_are_reported_with_their_line_numbers():
     )
     error = error_of(log)
     assert [problem.line for problem in error.problems] == [3, 4, 6, 7]
-    assert "unreadable collective line" in error.problems[0].message
-    assert "unknown datatype 42" in error.problems[1].message
-    assert "AllGather" in error.problems[2].message and "line 5" in error.problems[2].message
-    assert "peer 5" in error.problems[3].message
+    assert "unreadable collective line" in str(error.problems[0].message)
+    assert "unknown datatype 42" in str(error.problems[1].message)
+    assert "AllGather" in str(error.problems[2].message) and "line 5" in str(error.problems[2].message)
+    assert "peer 5" in str(error.problems[3].message)
 
 
 def test_conflicting_communicator_set_up_is_reported():

@@ -100,7 +100,7 @@ RANKS = '{"type": "rank", "rank": 0}\n{"type": "rank", "rank": 1}\n'
 @pytest.mark.parametrize(
     "body, line, words",
     [
-        ('{"type": "flow", "t_s": 0, "src_rank": 0, "dst_rank": 7, "bytes": 1}', 4, "rank(s) 7 have no rank record"),
+        ('{"type": "flow", "t_s": 0, "src_rank": 0, "dst_rank": 7, "bytes": 1}', 4, "rank 7 has no rank record"),
         ('{"type": "flow", "t_s": -1, "src_rank": 0, "dst_rank": 1, "bytes": 1}', 4, "t_s -1"),
         ('{"type": "flow", "t_s": 0, "src_rank": 0, "dst_rank": 0, "bytes": 1}', 4, "to itself"),
         ('{"type": "flow", "t_s": 0, "src_rank": 0, "dst_rank": 1, "bytes": 1.5}', 4, "bytes 1.5"),

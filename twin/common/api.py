@@ -1,11 +1,13 @@
 """API plumbing shared by all apps: one error shape, `{"detail": message, ...}`, and the JSON
 bodies every endpoint accepts."""
+from django.utils import translation
 from rest_framework import parsers
 from rest_framework.exceptions import ParseError, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from twin.ingest import IngestError
+from twin.ingest.errors import in_language
 
 from .errors import ApplicationError
 from .params import TOO_DEEP, json_value_problem
@@ -30,7 +32,7 @@ class JSONParser(parsers.JSONParser):
 
 def exception_handler(exc, context):
     if isinstance(exc, IngestError):
-        return Response(exc.as_dict(), status=400)
+        return Response(in_language(exc.as_dict(), translation), status=400)
     if isinstance(exc, ApplicationError):
         return Response({"detail": exc.message, **exc.extra}, status=exc.status_code)
     response = drf_exception_handler(exc, context)

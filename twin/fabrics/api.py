@@ -111,7 +111,7 @@ class SnapshotUploadSerializer(serializers.Serializer):
     def validate_format(self, value: str) -> str:
         known = [parser.name for parser in registered_parsers()]
         if value and value not in known:
-            raise serializers.ValidationError(f"Unknown format {value!r}; known: {', '.join(known)}.")
+            raise serializers.ValidationError(translation.gettext("Unknown format %(format)s; known: %(known)s.") % {"format": repr(value), "known": translation.gettext(", ").join(known)})
         return value
 
 
@@ -162,7 +162,9 @@ class SnapshotExportApi(APIView):
     def get(self, request, pk: int):
         wanted = request.query_params.get("format", "json")
         if wanted not in EXPORT_FORMATS:
-            raise serializers.ValidationError({"format": f"Unknown export format {wanted!r}; known: {', '.join(EXPORT_FORMATS)}."})
+            raise serializers.ValidationError({"format": translation.gettext("Unknown export format %(format)s; known: %(known)s.") % {
+                "format": repr(wanted), "known": translation.gettext(", ").join(EXPORT_FORMATS),
+            }})  # fmt: skip
         content_type, suffix, _ = EXPORT_FORMATS[wanted]
         snapshot = get_object_or_404(Snapshot.objects.select_related("fabric"), pk=pk)
         response = HttpResponse(snapshot_export(snapshot_id=snapshot.pk, fmt=wanted), content_type=content_type)

@@ -20,6 +20,7 @@ from twin.ingest import IngestError, ParseOptions, detect_format, parse_fabric
 from twin.ingest.archive import ArchiveLimits, archive_kind, expand_archive
 from twin.ingest.completion import Completion, complete_fabric
 from twin.ingest.merge import merge_fabrics
+from twin.simcore.translation import LATER
 
 __all__ = ("SourceFile", "decode_text", "read_files", "read_files_isolated", "FilesRead", "FilesRefused")
 
@@ -59,18 +60,18 @@ class FilesRefused:
 def decode_text(source: SourceFile) -> str:
     """UTF-8 text of an upload, or an IngestError saying why it is not."""
     if not source.data.strip():
-        raise IngestError("the file is empty", source=source.name, expected="a topology file")
+        raise IngestError(LATER.gettext("the file is empty"), source=source.name, expected=LATER.gettext("a topology file"))
     if b"\x00" in source.data[:65536]:
-        raise IngestError("this is a binary file", source=source.name, expected="a text file (a topology dump, XML, JSON, YAML or CSV)")
+        raise IngestError(LATER.gettext("this is a binary file"), source=source.name, expected=LATER.gettext("a text file (a topology dump, XML, JSON, YAML or CSV)"))
     try:
         return source.data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         line = source.data[: error.start].count(b"\n") + 1
         raise IngestError(
-            f"byte 0x{source.data[error.start]:02x} at offset {error.start} is not UTF-8",
+            LATER.gettext("byte %(byte)s at offset %(offset)s is not UTF-8") % {"byte": f"0x{source.data[error.start]:02x}", "offset": error.start},
             source=source.name,
             line=line,
-            expected="UTF-8 text (convert the file, e.g. with iconv -t UTF-8)",
+            expected=LATER.gettext("UTF-8 text (convert the file, e.g. with iconv -t UTF-8)"),
         ) from None
 
 
@@ -172,9 +173,11 @@ def read_files_isolated(
         return outcome
     gib = memory_bytes / 2**30
     reason = {
-        "memory": f"reading it needs more than {gib:.3g} GiB of memory",
-        "time": f"reading it takes more than {time_limit_s} s",
-    }.get(outcome, f"the process reading it stopped (exit code {child.exitcode})")
-    error = IngestError(reason, source=", ".join(source.name for source in files), expected="a smaller file, or higher TWIN_PARSE_MEMORY_BYTES / TWIN_PARSE_TIME_LIMIT_S")
+        "memory": LATER.gettext("reading it needs more than %(gib)s GiB of memory") % {"gib": f"{gib:.3g}"},
+        "time": LATER.gettext("reading it takes more than %(seconds)s s") % {"seconds": time_limit_s},
+    }.get(outcome, LATER.gettext("the process reading it stopped (exit code %(code)s)") % {"code": str(child.exitcode)})
+    error = IngestError(
+        reason, source=", ".join(source.name for source in files), expected=LATER.gettext("a smaller file, or higher TWIN_PARSE_MEMORY_BYTES / TWIN_PARSE_TIME_LIMIT_S"),
+    )
     log.warning("upload refused: %s", error)
     return FilesRefused(str(error), [error.as_dict()])

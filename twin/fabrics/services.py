@@ -7,14 +7,17 @@ from collections.abc import Iterable, Sequence
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
+from django.utils import translation
 
 from twin.common.errors import ApplicationError
 from twin.ingest import IngestError, ParseOptions
 from twin.ingest.archive import ArchiveLimits
 from twin.ingest.completion import Completion, usability_warnings, with_scale_up
+from twin.ingest.errors import in_language
 from twin.ingest.summary import fabric_summary
 from twin.simcore.layout import fabric_layout
 from twin.simcore.model import FabricSpec
+from twin.simcore.translation import plain_words
 from twin.whatif.errors import WhatIfError
 from twin.whatif.rules import design_rules
 
@@ -87,7 +90,7 @@ def snapshot_create(
     summary["design"] = snapshot_design(spec)
     if completion is not None:
         summary["completion"] = completion.summary
-        summary["warnings"] += completion.warnings
+        summary["warnings"] += [plain_words(warning) for warning in completion.warnings]
     snapshot = Snapshot.objects.create(
         fabric=fabric,
         version=last + 1,
@@ -189,7 +192,8 @@ def snapshot_import(
         memory_bytes=settings.TWIN_PARSE_MEMORY_BYTES, time_limit_s=settings.TWIN_PARSE_TIME_LIMIT_S,
     )
     if isinstance(outcome, FilesRefused):
-        raise UploadRejected(outcome.message, extra={"files": outcome.files})
+        files = [in_language(problems, translation) for problems in outcome.files]
+        raise UploadRejected(translation.gettext("; ").join(problems["detail"] for problems in files), extra={"files": files})
     completion = outcome.completion
     return snapshot_create(
         fabric_name=fabric_name or completion.spec.name,

@@ -52,7 +52,8 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from twin.ingest.errors import IngestError
+from twin.ingest.errors import IngestError, Words
+from twin.simcore.translation import LATER
 
 __all__ = [
     "CHUNK",
@@ -73,7 +74,9 @@ RATIO_FLOOR = 1 << 20
 _TAR_OVERHEAD_PER_MEMBER = 1024
 _TAR_OVERHEAD = 20 * 512
 
-SUPPORTED = ".tar, .tar.gz (.tgz) or .zip"
+SUPPORTED = LATER.gettext(".tar, .tar.gz (.tgz) or .zip")
+_REGULAR_FILES = LATER.gettext("regular files only")
+_WHOLE_ZIP = LATER.gettext("a whole .zip archive")
 
 # (magic bytes, offset, kind); "tar.gz", "tar" and "zip" are read, the others are named in the refusal.
 _MAGIC: tuple[tuple[bytes, int, str], ...] = (
@@ -140,9 +143,9 @@ def expand_archive(name: str, data: bytes, *, limits: ArchiveLimits = ArchiveLim
     kind = archive_kind(data)
     if kind not in READABLE_KINDS:
         raise ArchiveRefused(
-            f"this is a {kind} archive or compressed file, which is not read here" if kind else "this is not an archive",
+            LATER.gettext("this is a %(kind)s archive or compressed file, which is not read here") % {"kind": kind} if kind else LATER.gettext("this is not an archive"),
             source=name,
-            expected=f"a {SUPPORTED} archive (repack it, e.g. tar czf nodes.tgz node*/)",
+            expected=LATER.gettext("a %(kinds)s archive (repack it, e.g. tar czf nodes.tgz node*/)") % {"kinds": SUPPORTED},
         )
     reader = _Expansion(name, len(data), limits)
     if kind == "zip":
@@ -151,9 +154,12 @@ def expand_archive(name: str, data: bytes, *, limits: ArchiveLimits = ArchiveLim
         reader.read_tar(data, compressed=kind == "tar.gz")
     if not reader.members:
         raise ArchiveRefused(
-            "the archive holds no files" + (f" (only {len(reader.skipped)} hidden or system files)" if reader.skipped else ""),
+            LATER.ngettext("the archive holds no files (only %(count)s hidden or system file)", "the archive holds no files (only %(count)s hidden or system files)", len(reader.skipped))
+            % {"count": len(reader.skipped)}
+            if reader.skipped
+            else LATER.gettext("the archive holds no files"),
             source=name,
-            expected="per-node files such as node01.xml or node01/nvidia-smi-topo.txt",
+            expected=LATER.gettext("per-node files such as node01.xml or node01/nvidia-smi-topo.txt"),
         )
     return ExpandedArchive(kind, tuple(reader.members), tuple(reader.skipped))
 
@@ -192,7 +198,7 @@ class _LimitedStream(io.RawIOBase):
         chunk = self._inner.read(min(len(buffer), CHUNK))
         self.produced += len(chunk)
         if self.produced > self._most:
-            raise self._expansion.refused(f"it unpacks to more than {self._expansion.limits.max_total_bytes:,} bytes", limit="total")
+            raise self._expansion.refused(LATER.gettext("it unpacks to more than %(bytes)s bytes") % {"bytes": self._expansion.limits.max_total_bytes}, limit="total")
         self._expansion.check_ratio(self.produced, self._raw.position, member=self._expansion.reading, whole=True)
         buffer[: len(chunk)] = chunk
         return len(chunk)
@@ -228,13 +234,14 @@ class _Expansion:
 
     # -- refusals --------------------------------------------------------------------------
 
-    def refused(self, message: str, *, member: str | None = None, expected: str | None = None, limit: str | None = None) -> ArchiveRefused:
+    def refused(self, message: Words, *, member: str | None = None, expected: Words | None = None, limit: str | None = None) -> ArchiveRefused:
         if expected is None and limit is not None:
+            limits = self.limits
             expected = {
-                "members": f"at most {self.limits.max_members:,} entries (split the archive)",
-                "member": f"members of at most {self.limits.max_member_bytes:,} bytes (upload that file on its own)",
-                "total": f"at most {self.limits.max_total_bytes:,} bytes unpacked in all (split the archive)",
-                "ratio": f"at most {self.limits.max_ratio:g} times smaller packed than unpacked (a zip bomb is not a topology)",
+                "members": LATER.gettext("at most %(count)s entries (split the archive)") % {"count": limits.max_members},
+                "member": LATER.gettext("members of at most %(bytes)s bytes (upload that file on its own)") % {"bytes": limits.max_member_bytes},
+                "total": LATER.gettext("at most %(bytes)s bytes unpacked in all (split the archive)") % {"bytes": limits.max_total_bytes},
+                "ratio": LATER.gettext("at most %(ratio)s times smaller packed than unpacked (a zip bomb is not a topology)") % {"ratio": f"{limits.max_ratio:g}"},
             }[limit]
         return ArchiveRefused(message, source=self.name, path=member, expected=expected)
 
@@ -242,10 +249,11 @@ class _Expansion:
         """Refuses ``unpacked`` bytes from ``packed`` over the ratio: a member's own (``whole``
         False) or the archive's so far (``whole``; ``member`` then names where reading stopped)."""
         if unpacked > RATIO_FLOOR and unpacked > self.limits.max_ratio * max(packed, 1):
-            what = "the archive" if whole else "this member"
+            sizes = {"ratio": f"{self.limits.max_ratio:g}", "unpacked": unpacked, "packed": packed}
             raise self.refused(
-                f"{what} unpacks to more than {self.limits.max_ratio:g} times its compressed size "
-                f"({unpacked:,} bytes from {packed:,} so far)",
+                LATER.gettext("the archive unpacks to more than %(ratio)s times its compressed size (%(unpacked)s bytes from %(packed)s so far)") % sizes
+                if whole
+                else LATER.gettext("this member unpacks to more than %(ratio)s times its compressed size (%(unpacked)s bytes from %(packed)s so far)") % sizes,
                 member=member,
                 limit="ratio",
             )
@@ -255,17 +263,17 @@ class _Expansion:
     def count_entry(self, member: str) -> None:
         self.entries += 1
         if self.entries > self.limits.max_members:
-            raise self.refused(f"it holds more than {self.limits.max_members:,} entries", member=member, limit="members")
+            raise self.refused(LATER.gettext("it holds more than %(count)s entries") % {"count": self.limits.max_members}, member=member, limit="members")
 
     def member_path(self, raw_path: str) -> str | None:
         """The normalised path of a member, ``None`` for a directory entry; refuses paths
         that would land outside the archive."""
         text = raw_path.replace("\\", "/")
         if text.startswith("/") or _DRIVE.match(text):
-            raise self.refused("the member has an absolute path", member=raw_path, expected="paths relative to the archive")
+            raise self.refused(LATER.gettext("the member has an absolute path"), member=raw_path, expected=LATER.gettext("paths relative to the archive"))
         parts = [part for part in text.split("/") if part not in ("", ".")]
         if ".." in parts:
-            raise self.refused("the member's path leaves the archive (..)", member=raw_path, expected="paths inside the archive")
+            raise self.refused(LATER.gettext("the member's path leaves the archive (..)"), member=raw_path, expected=LATER.gettext("paths inside the archive"))
         return "/".join(parts) or None
 
     def skip_clutter(self, path: str) -> bool:
@@ -278,12 +286,12 @@ class _Expansion:
     def admit(self, path: str, size: int) -> None:
         """Checks a regular member by its declared size, before any of it is read."""
         if path in self._seen:
-            raise self.refused("two members have this path", member=path, expected="each path once")
+            raise self.refused(LATER.gettext("two members have this path"), member=path, expected=LATER.gettext("each path once"))
         self._seen.add(path)
         if size > self.limits.max_member_bytes:
-            raise self.refused(f"the member unpacks to {size:,} bytes", member=path, limit="member")
+            raise self.refused(LATER.gettext("the member unpacks to %(bytes)s bytes") % {"bytes": size}, member=path, limit="member")
         if self.total + size > self.limits.max_total_bytes:
-            raise self.refused(f"it unpacks to more than {self.limits.max_total_bytes:,} bytes", member=path, limit="total")
+            raise self.refused(LATER.gettext("it unpacks to more than %(bytes)s bytes") % {"bytes": self.limits.max_total_bytes}, member=path, limit="total")
 
     def keep(self, path: str, chunks: Iterator[bytes], *, packed_so_far) -> None:
         """Reads a member chunk by chunk, stopping at the first limit passed; ``packed_so_far()``
@@ -293,18 +301,18 @@ class _Expansion:
         for chunk in chunks:
             size += len(chunk)
             if size > self.limits.max_member_bytes:
-                raise self.refused(f"the member unpacks to more than {self.limits.max_member_bytes:,} bytes", member=path, limit="member")
+                raise self.refused(LATER.gettext("the member unpacks to more than %(bytes)s bytes") % {"bytes": self.limits.max_member_bytes}, member=path, limit="member")
             if self.total + size > self.limits.max_total_bytes:
-                raise self.refused(f"it unpacks to more than {self.limits.max_total_bytes:,} bytes", member=path, limit="total")
+                raise self.refused(LATER.gettext("it unpacks to more than %(bytes)s bytes") % {"bytes": self.limits.max_total_bytes}, member=path, limit="total")
             self.check_ratio(size, packed_so_far(), member=path)
             pieces.append(chunk)
         data = b"".join(pieces)
         inner = archive_kind(data)
         if inner is not None:
             raise self.refused(
-                f"the member is itself a {inner} file",
+                LATER.gettext("the member is itself a %(kind)s file") % {"kind": inner},
                 member=path,
-                expected="the per-node files themselves, in one archive (nested archives are not unpacked)",
+                expected=LATER.gettext("the per-node files themselves, in one archive (nested archives are not unpacked)"),
             )
         self.total += size
         self.members.append(ArchiveMember(f"{self.name}/{path}", path, data))
@@ -315,7 +323,7 @@ class _Expansion:
         raw = _CountingReader(data)
         inflated = gzip.GzipFile(fileobj=raw, mode="rb") if compressed else raw
         stream = _LimitedStream(inflated, raw, self)
-        what = "a gzip-compressed tar archive" if compressed else "a tar archive"
+        whole = LATER.gettext("a gzip-compressed tar archive, whole") if compressed else LATER.gettext("a tar archive, whole")
         try:
             with tarfile.open(fileobj=stream, mode="r|", tarinfo=_TarInfo) as tar:
                 for info in tar:
@@ -324,21 +332,22 @@ class _Expansion:
                 # the end-of-archive block: only that block says that nothing was cut off.
                 if getattr(tar, _END_SEEN, None) is not tarfile.EOFHeaderError:
                     raise self.refused(
-                        "the archive is truncated or damaged"
-                        + (f" after {self.members[-1].path}" if self.members else ""),
-                        expected=f"{what}, whole",
+                        LATER.gettext("the archive is truncated or damaged after %(member)s") % {"member": self.members[-1].path}
+                        if self.members
+                        else LATER.gettext("the archive is truncated or damaged"),
+                        expected=whole,
                     )
         except ArchiveRefused:
             raise
         except tarfile.ReadError as error:
             if not self.entries and compressed:
                 raise self.refused(
-                    "this is gzip-compressed but holds no tar archive",
-                    expected=f"a {SUPPORTED} archive of the files (gunzip a single compressed file before uploading it)",
+                    LATER.gettext("this is gzip-compressed but holds no tar archive"),
+                    expected=LATER.gettext("a %(kinds)s archive of the files (gunzip a single compressed file before uploading it)") % {"kinds": SUPPORTED},
                 ) from None
-            raise self.refused(f"the archive is truncated or damaged ({error})", expected=f"{what}, whole") from None
+            raise self.refused(LATER.gettext("the archive is truncated or damaged (%(error)s)") % {"error": str(error)}, expected=whole) from None
         except (EOFError, gzip.BadGzipFile, zlib.error) as error:
-            raise self.refused(f"the archive is truncated or damaged ({error})", expected=f"{what}, whole") from None
+            raise self.refused(LATER.gettext("the archive is truncated or damaged (%(error)s)") % {"error": str(error)}, expected=whole) from None
 
     def _tar_member(self, tar: tarfile.TarFile, info: tarfile.TarInfo, raw: _CountingReader) -> None:
         self.count_entry(info.name)
@@ -348,11 +357,16 @@ class _Expansion:
         if self.skip_clutter(path):
             return
         if info.issym() or info.islnk():
-            kind = "symbolic" if info.issym() else "hard"
-            raise self.refused(f"the member is a {kind} link (to {info.linkname!r})", member=path, expected="regular files only")
+            link = LATER.gettext("the member is a symbolic link (to %(target)s)") if info.issym() else LATER.gettext("the member is a hard link (to %(target)s)")
+            raise self.refused(link % {"target": repr(info.linkname)}, member=path, expected=_REGULAR_FILES)
         if info.issparse() or not info.isreg():
-            kind = "sparse file" if info.issparse() else "device or FIFO" if (info.ischr() or info.isblk() or info.isfifo()) else "special entry"
-            raise self.refused(f"the member is a {kind}", member=path, expected="regular files only")
+            if info.issparse():
+                what = LATER.gettext("the member is a sparse file")
+            elif info.ischr() or info.isblk() or info.isfifo():
+                what = LATER.gettext("the member is a device or FIFO")
+            else:
+                what = LATER.gettext("the member is a special entry")
+            raise self.refused(what, member=path, expected=_REGULAR_FILES)
         self.admit(path, info.size)
         extracted = tar.extractfile(info)
         start = raw.position
@@ -366,15 +380,15 @@ class _Expansion:
         try:
             archive = zipfile.ZipFile(io.BytesIO(data))
         except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError) as error:
-            raise self.refused(f"the zip archive cannot be read ({error})", expected="a whole .zip archive") from None
+            raise self.refused(LATER.gettext("the zip archive cannot be read (%(error)s)") % {"error": str(error)}, expected=_WHOLE_ZIP) from None
         with archive:
             infos = archive.infolist()
             if len(infos) > self.limits.max_members:
-                raise self.refused(f"it holds {len(infos):,} entries", limit="members")
+                raise self.refused(LATER.gettext("it holds %(count)s entries") % {"count": len(infos)}, limit="members")
             # The central directory declares every size: refuse a bomb before inflating any of it.
             declared = sum(info.file_size for info in infos if not info.is_dir())
             if declared > self.limits.max_total_bytes:
-                raise self.refused(f"it declares {declared:,} bytes unpacked", limit="total")
+                raise self.refused(LATER.gettext("it declares %(bytes)s bytes unpacked") % {"bytes": declared}, limit="total")
             self.check_ratio(declared, self.size, member=None, whole=True)
             for info in infos:
                 self._zip_member(archive, info)
@@ -389,11 +403,11 @@ class _Expansion:
         file_type = stat.S_IFMT(info.external_attr >> 16)
         if info.create_system == 3 and file_type:  # made on Unix: the mode says what the entry is
             if file_type == stat.S_IFLNK:
-                raise self.refused("the member is a symbolic link", member=path, expected="regular files only")
+                raise self.refused(LATER.gettext("the member is a symbolic link"), member=path, expected=_REGULAR_FILES)
             if file_type != stat.S_IFREG:
-                raise self.refused("the member is a device, FIFO or other special file", member=path, expected="regular files only")
+                raise self.refused(LATER.gettext("the member is a device, FIFO or other special file"), member=path, expected=_REGULAR_FILES)
         if info.flag_bits & 0x1:
-            raise self.refused("the member is encrypted", member=path, expected="members without a password")
+            raise self.refused(LATER.gettext("the member is encrypted"), member=path, expected=LATER.gettext("members without a password"))
         self.admit(path, info.file_size)
         self.check_ratio(info.file_size, info.compress_size, member=path)
         try:
@@ -401,6 +415,10 @@ class _Expansion:
                 # zipfile stops at the declared size and checks the CRC, so a member cannot outgrow it.
                 self.keep(path, iter(lambda: member.read(CHUNK), b""), packed_so_far=lambda: info.compress_size)
         except NotImplementedError as error:
-            raise self.refused(f"the member cannot be unpacked ({error})", member=path, expected="members stored or compressed with deflate, bzip2 or lzma") from None
+            raise self.refused(
+                LATER.gettext("the member cannot be unpacked (%(error)s)") % {"error": str(error)},
+                member=path,
+                expected=LATER.gettext("members stored or compressed with deflate, bzip2 or lzma"),
+            ) from None
         except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as error:
-            raise self.refused(f"the member is damaged ({error})", member=path, expected="a whole .zip archive") from None
+            raise self.refused(LATER.gettext("the member is damaged (%(error)s)") % {"error": str(error)}, member=path, expected=_WHOLE_ZIP) from None

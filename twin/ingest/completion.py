@@ -47,6 +47,8 @@ from twin.ingest.parsers.nccl_xml import FORMAT_NAME as NCCL_XML_FORMAT
 from twin.ingest.parsers.slurm import FORMAT_NAME as SLURM_FORMAT
 from twin.simcore.diff import natural_key, normalise_name
 from twin.simcore.model import FabricSpec, LinkSpec, NodeSpec
+from twin.simcore.translation import LATER, Joined, Phrase
+from twin.simcore.units import counted_list_phrase, counted_phrase
 
 __all__ = [
     "HCA_CARD_SOURCE",
@@ -97,7 +99,7 @@ class Completion:
 
     spec: FabricSpec
     summary: dict[str, Any]
-    warnings: tuple[str, ...]
+    warnings: tuple[Phrase, ...]
 
 
 def complete_fabric(
@@ -228,7 +230,9 @@ def with_scale_up(spec: FabricSpec, nvlink_gbps: float | None) -> FabricSpec:
     ``IngestError`` when nothing in ``spec`` was completed."""
     inferred = {node.id for node in spec.nodes if node.attrs.get("inferred") == "scale-up"}
     if not inferred:
-        raise IngestError("this snapshot has no scale-up the twin completed", expected="a snapshot whose hint files left the NVLink fabric out")
+        raise IngestError(
+            LATER.gettext("this snapshot has no scale-up the twin completed"), expected=LATER.gettext("a snapshot whose hint files left the NVLink fabric out"),
+        )
     if nvlink_gbps is None:
         return replace(
             spec,
@@ -396,9 +400,13 @@ def _slurm_on_cards(spec: FabricSpec, formats: Mapping[str, str]) -> tuple[Fabri
     unplaced = sorted((host for host in cards_of_host if host not in placed_hosts), key=natural_key)
     warnings = []
     if unknown:
-        warnings.append(f"{len(unknown):,} host{_s(unknown)} of the Slurm topology {'are' if len(unknown) > 1 else 'is'} not in the fabric: {_names(unknown)}")
+        warnings.append(LATER.ngettext(
+            "%(count)s host of the Slurm topology is not in the fabric: %(hosts)s", "%(count)s hosts of the Slurm topology are not in the fabric: %(hosts)s", len(unknown),
+        ) % {"count": len(unknown), "hosts": _names(unknown)})  # fmt: skip
     if unplaced:
-        warnings.append(f"{len(unplaced):,} host{_s(unplaced)} of the fabric {'are' if len(unplaced) > 1 else 'is'} in no Slurm block or switch: {_names(unplaced)}")
+        warnings.append(LATER.ngettext(
+            "%(count)s host of the fabric is in no Slurm block or switch: %(hosts)s", "%(count)s hosts of the fabric are in no Slurm block or switch: %(hosts)s", len(unplaced),
+        ) % {"count": len(unplaced), "hosts": _names(unplaced)})  # fmt: skip
     summary = {
         "hosts": len(placed_hosts),
         "blocks": dict(sorted(blocks.items(), key=lambda item: natural_key(item[0]))),
@@ -411,47 +419,52 @@ def _slurm_on_cards(spec: FabricSpec, formats: Mapping[str, str]) -> tuple[Fabri
 # -- usability ----------------------------------------------------------------------------
 
 
-def usability_warnings(spec: FabricSpec) -> list[str]:
-    """What makes parts of ``spec`` unusable, each naming what and where.
+def usability_warnings(spec: FabricSpec) -> list[Phrase]:
+    """What makes parts of ``spec`` unusable, each naming what and where (Phrases, stored with
+    ``plain_words`` and rendered in the reader's language).
 
     Raises ``IngestError`` when nothing is usable: no links at all.
     """
     if not spec.links:
-        kinds = ", ".join(f"{count:,} {kind}" for kind, count in spec.kind_counts().items() if count)
+        counts = {kind: count for kind, count in spec.kind_counts().items() if count}
         raise IngestError(
-            f"the files describe {kinds or 'no nodes'} but no link between any two: nothing can be drawn "
-            "as a fabric or simulated",
-            expected="a topology with links (an ibnetdiscover dump of the fabric, a cabling plan, "
-            "or per-host files together with the fabric dump)",
+            LATER.gettext("the files describe %(nodes)s but no link between any two: nothing can be drawn as a fabric or simulated")
+            % {"nodes": counted_list_phrase(counts) if counts else LATER.gettext("no nodes")},
+            expected=LATER.gettext(
+                "a topology with links (an ibnetdiscover dump of the fabric, a cabling plan, or per-host files together with the fabric dump)"
+            ),
         )
     graph = _Graph.of(spec)
-    warnings: list[str] = []
+    warnings: list[Phrase] = []
     isolated = [node.name for position, node in enumerate(spec.nodes) if not graph.neighbours[position]]
     if isolated:
-        warnings.append(f"{len(isolated):,} node{_s(isolated)} with no link: {_names(isolated)}")
+        warnings.append(LATER.ngettext("%(count)s node with no link: %(nodes)s", "%(count)s nodes with no link: %(nodes)s", len(isolated)) % {
+            "count": len(isolated), "nodes": _names(isolated),
+        })  # fmt: skip
     parts = _parts(graph)
     linked_parts = [part for part in parts if len(part) > 1]
     if len(linked_parts) > 1:
-        described = [
-            f"{len(part):,} nodes ({sum(spec.nodes[p].kind == 'card' for p in part):,} cards) around "
-            f"{_landmark(spec, part)}"
+        described = Joined([
+            LATER.gettext("%(nodes)s (%(cards)s) around %(landmark)s") % {
+                "nodes": LATER.ngettext("%(count)s node", "%(count)s nodes", len(part)) % {"count": len(part)}, "cards": counted_phrase(sum(spec.nodes[p].kind == "card" for p in part), "card"),
+                "landmark": _landmark(spec, part),
+            }
             for part in linked_parts[:_MAX_NAMED]
-        ]
-        more = f" and {len(linked_parts) - _MAX_NAMED:,} more" if len(linked_parts) > _MAX_NAMED else ""
-        warnings.append(
-            f"the fabric falls apart into {len(linked_parts):,} parts that cannot reach each other: "
-            + "; ".join(described) + more
-        )
+        ], "; ")  # fmt: skip
+        parts_text = {"count": len(linked_parts), "parts": described, "more": len(linked_parts) - _MAX_NAMED}
+        if len(linked_parts) > _MAX_NAMED:
+            warnings.append(LATER.gettext("the fabric falls apart into %(count)s parts that cannot reach each other: %(parts)s and %(more)s more") % parts_text)
+        else:
+            warnings.append(LATER.gettext("the fabric falls apart into %(count)s parts that cannot reach each other: %(parts)s") % parts_text)
     if not spec.cards():
-        warnings.append(
-            "no cards: neither a file nor a compute HCA names an accelerator, so simulation, placement, "
-            "failure what-ifs and replays cannot run on this fabric"
-        )
+        warnings.append(LATER.gettext(
+            "no cards: neither a file nor a compute HCA names an accelerator, so simulation, placement, failure what-ifs and replays cannot run on this fabric"
+        ))
     warnings += _hosts_off_fabric(graph)
     return warnings
 
 
-def _hosts_off_fabric(graph: _Graph) -> list[str]:
+def _hosts_off_fabric(graph: _Graph) -> list[Phrase]:
     """Hosts whose cards a per-host file named but that reach no fabric switch, when the
     upload has a fabric (a switch that is not a host's NVSwitch)."""
     spec = graph.spec
@@ -472,8 +485,11 @@ def _hosts_off_fabric(graph: _Graph) -> list[str]:
     if not lacking:
         return []
     return [
-        f"{len(lacking):,} host{_s(lacking)} named by per-host files {'are' if len(lacking) > 1 else 'is'} not in "
-        f"the fabric (no HCA of theirs matched the fabric's by GUID or device name): {_names(lacking)}"
+        LATER.ngettext(
+            "%(count)s host named by per-host files is not in the fabric (no HCA of theirs matched the fabric's by GUID or device name): %(hosts)s",
+            "%(count)s hosts named by per-host files are not in the fabric (no HCA of theirs matched the fabric's by GUID or device name): %(hosts)s",
+            len(lacking),
+        ) % {"count": len(lacking), "hosts": _names(lacking)}
     ]
 
 
@@ -498,20 +514,18 @@ def _parts(graph: _Graph) -> list[list[int]]:
     return sorted(parts, key=len, reverse=True)
 
 
-def _landmark(spec: FabricSpec, part: Iterable[int]) -> str:
+def _landmark(spec: FabricSpec, part: Iterable[int]) -> Phrase | str:
     """A name that tells a part apart: its first switch, else its first host, else its first node."""
     members = sorted(part, key=lambda p: natural_key(spec.nodes[p].name))
     for test in (lambda n: n.kind == "switch" and not n.host, lambda n: bool(n.host), lambda n: True):
         found = next((spec.nodes[p] for p in members if test(spec.nodes[p])), None)
         if found is not None:
-            return f"host {found.host}" if found.host and found.kind != "switch" else found.name
+            return LATER.gettext("host %(host)s") % {"host": found.host} if found.host and found.kind != "switch" else found.name
     return "?"
 
 
-def _names(names: list[str]) -> str:
-    shown = ", ".join(sorted(names, key=natural_key)[:_MAX_NAMED])
-    return shown + (f" and {len(names) - _MAX_NAMED:,} more" if len(names) > _MAX_NAMED else "")
-
-
-def _s(items: list) -> str:
-    return "" if len(items) == 1 else "s"
+def _names(names: list[str]) -> Joined | Phrase:
+    shown = Joined(sorted(names, key=natural_key)[:_MAX_NAMED], ", ")
+    if len(names) > _MAX_NAMED:
+        return LATER.gettext("%(names)s and %(count)s more") % {"names": shown, "count": len(names) - _MAX_NAMED}
+    return shown

@@ -20,6 +20,8 @@ from __future__ import annotations
 import re
 from itertools import product
 
+from twin.simcore.translation import LATER, Phrase
+
 __all__ = [
     "DEFAULT_HOST",
     "MAX_HOSTLIST_SIZE",
@@ -61,17 +63,17 @@ def expand_hostlist(hostlist: str) -> tuple[str, ...]:
     """
     text = hostlist.strip()
     if not text:
-        raise HostlistError("empty hostlist")
+        raise HostlistError(LATER.gettext("empty hostlist"))
     if any(character.isspace() for character in text):
-        raise HostlistError(f"whitespace inside hostlist {text!r}")
+        raise HostlistError(LATER.gettext("whitespace inside hostlist %(hostlist)s") % {"hostlist": repr(text)})
     hosts: list[str] = []
     for item in _split_items(text):
         if item:  # Slurm ignores empty items ("a,,b", a trailing comma)
             hosts.extend(_expand_item(item))
             if len(hosts) > MAX_HOSTLIST_SIZE:
-                raise HostlistError(f"hostlist {text!r} names more than {MAX_HOSTLIST_SIZE:,} hosts")
+                raise HostlistError(LATER.gettext("hostlist %(hostlist)s names more than %(limit)s hosts") % {"hostlist": repr(text), "limit": MAX_HOSTLIST_SIZE})
     if not hosts:
-        raise HostlistError(f"hostlist {text!r} names no host")
+        raise HostlistError(LATER.gettext("hostlist %(hostlist)s names no host") % {"hostlist": repr(text)})
     return tuple(hosts)
 
 
@@ -81,17 +83,17 @@ def _split_items(text: str) -> list[str]:
     for position, character in enumerate(text):
         if character == "[":
             if open_at is not None:
-                raise HostlistError(f"nested '[' at character {position + 1} of {text!r}")
+                raise HostlistError(LATER.gettext("nested '[' at character %(position)s of %(hostlist)s") % {"position": position + 1, "hostlist": repr(text)})
             open_at = position
         elif character == "]":
             if open_at is None:
-                raise HostlistError(f"']' without '[' at character {position + 1} of {text!r}")
+                raise HostlistError(LATER.gettext("']' without '[' at character %(position)s of %(hostlist)s") % {"position": position + 1, "hostlist": repr(text)})
             open_at = None
         elif character == "," and open_at is None:
             items.append(text[start:position])
             start = position + 1
     if open_at is not None:
-        raise HostlistError(f"'[' at character {open_at + 1} of {text!r} is never closed")
+        raise HostlistError(LATER.gettext("'[' at character %(position)s of %(hostlist)s is never closed") % {"position": open_at + 1, "hostlist": repr(text)})
     items.append(text[start:])
     return items
 
@@ -105,7 +107,7 @@ def _expand_item(item: str) -> list[str]:
     for values in choices:
         size *= len(values)
     if size > MAX_HOSTLIST_SIZE:
-        raise HostlistError(f"{item!r} names more than {MAX_HOSTLIST_SIZE:,} hosts")
+        raise HostlistError(LATER.gettext("%(item)s names more than %(limit)s hosts") % {"item": repr(item), "limit": MAX_HOSTLIST_SIZE})
     return [
         "".join(literal + value for literal, value in zip(literals, (*values, "")))
         for values in product(*choices)
@@ -118,14 +120,14 @@ def _expand_bracket(bracket: str, item: str) -> list[str]:
         match = _RANGE.fullmatch(term)
         if match is None:
             raise HostlistError(
-                f"bad range {term!r} in {item!r}: expected N or N-M with digits, e.g. [001-128] or [1,3,5-8]"
+                LATER.gettext("bad range %(range)s in %(item)s: expected N or N-M with digits, e.g. [001-128] or [1,3,5-8]") % {"range": repr(term), "item": repr(item)}
             )
         low_text, high_text = match.group(1), match.group(2) or match.group(1)
         low, high = int(low_text), int(high_text)
         if low > high:
-            raise HostlistError(f"range {term!r} in {item!r} runs backwards")
+            raise HostlistError(LATER.gettext("range %(range)s in %(item)s runs backwards") % {"range": repr(term), "item": repr(item)})
         if high - low + 1 > MAX_HOSTLIST_SIZE:
-            raise HostlistError(f"range {term!r} in {item!r} names more than {MAX_HOSTLIST_SIZE:,} hosts")
+            raise HostlistError(LATER.gettext("range %(range)s in %(item)s names more than %(limit)s hosts") % {"range": repr(term), "item": repr(item), "limit": MAX_HOSTLIST_SIZE})
         width = len(low_text)  # Slurm pads to the width of the lower bound
         values.extend(f"{number:0{width}d}" for number in range(low, high + 1))
     return values
@@ -210,7 +212,7 @@ def _host_in_name(name: str) -> str | None:
     return None
 
 
-def source_host(source_name: str) -> tuple[str, str | None]:
+def source_host(source_name: str) -> tuple[str, Phrase | None]:
     """The host a single-host capture describes, and a warning when only ``DEFAULT_HOST`` is left.
 
     >>> source_host("node07.xml")
@@ -221,8 +223,7 @@ def source_host(source_name: str) -> tuple[str, str | None]:
     host = host_from_source_name(source_name)
     if host is not None:
         return host, None
-    return DEFAULT_HOST, (
-        f"the file name {source_name!r} names no host, so its nodes are named after {DEFAULT_HOST!r}; "
-        "name the file after the host (node01.xml, node01.topo.txt) or, in an archive, put it in a directory "
-        "named after the host (node01/topo.xml) to keep hosts apart"
-    )
+    return DEFAULT_HOST, LATER.gettext(
+        "the file name %(name)s names no host, so its nodes are named after %(host)s; name the file after the host (node01.xml, "
+        "node01.topo.txt) or, in an archive, put it in a directory named after the host (node01/topo.xml) to keep hosts apart"
+    ) % {"name": repr(source_name), "host": repr(DEFAULT_HOST)}

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from twin.ingest.errors import IngestError, IngestProblem
+from twin.simcore.translation import LATER, plain_words, words_from_plain
 from twin.simcore.diff import normalise_name, normalise_port
 from twin.simcore.errors import FabricError, format_path
 from twin.simcore.model import Attrs, FabricSpec, LinkSpec, NodeSpec
@@ -77,7 +78,7 @@ def merge_fabrics(parts: Sequence[tuple[str, FabricSpec]], *, name: str) -> Fabr
     except FabricError as error:
         problems = _ingest_problems(error)
         raise IngestError(
-            f"the merged fabric is inconsistent: {problems[0].message}",
+            LATER.gettext("the merged fabric is inconsistent: %(problem)s") % {"problem": problems[0].message},
             source=" + ".join(source for source, _ in parts),
             problems=problems,
         ) from error
@@ -86,14 +87,14 @@ def merge_fabrics(parts: Sequence[tuple[str, FabricSpec]], *, name: str) -> Fabr
 
 def _check_parts(parts: Sequence[tuple[str, FabricSpec]]) -> None:
     if not parts:
-        raise IngestError("nothing to merge", expected="at least one (source name, fabric) pair")
+        raise IngestError(LATER.gettext("nothing to merge"), expected=LATER.gettext("at least one (source name, fabric) pair"))
     for position, part in enumerate(parts):
         is_pair = isinstance(part, tuple) and len(part) == 2
         if not (is_pair and isinstance(part[0], str) and isinstance(part[1], FabricSpec)):
             raise IngestError(
-                f"part {position} is a {type(part).__name__}",
+                LATER.gettext("part %(position)s is a %(type)s") % {"position": str(position), "type": type(part).__name__},
                 path=f"parts[{position}]",
-                expected="a (source name, FabricSpec) pair",
+                expected=LATER.gettext("a (source name, FabricSpec) pair"),
             )
         source, spec = part
         try:
@@ -437,7 +438,7 @@ class _Merger:
     def fabric_attrs(self) -> dict[str, Any]:
         merged: dict[str, Any] = {}
         origin: dict[tuple[str, ...], str] = {}
-        warnings: list[str] = []
+        warnings: list[Any] = []  # stored words (plain_words), as the parsers keep them
         for source, spec in self.parts:
             attrs = {
                 key: value
@@ -446,7 +447,10 @@ class _Merger:
             }
             self._merge_into(merged, attrs, (), source, origin, "fabric", "")
             # Each file's warnings are its own: kept all, each saying which file it is about.
-            warnings += [f"{source}: {warning}" for warning in spec.attrs.get("warnings", ())]
+            warnings += [
+                plain_words(LATER.gettext("%(source)s: %(warning)s") % {"source": source, "warning": words_from_plain(warning)})
+                for warning in spec.attrs.get("warnings", ())
+            ]
         merged["merged_from"] = [source for source, _ in self.parts]
         if warnings:
             merged["warnings"] = warnings

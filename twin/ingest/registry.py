@@ -15,6 +15,7 @@ from twin.ingest.errors import IngestError, IngestProblem, ParserNotFound
 from twin.ingest.options import ParseOptions
 from twin.simcore.errors import FabricError, format_path
 from twin.simcore.model import FabricSpec
+from twin.simcore.translation import LATER, Joined
 
 __all__ = [
     "Parser",
@@ -98,10 +99,9 @@ def parse_fabric(
         format = detect_format(text)
         if format is None:
             raise IngestError(
-                "cannot tell the format of this file",
+                LATER.gettext("cannot tell the format of this file"),
                 source=source_name,
-                expected=f"a file in one of the known formats ({', '.join(_PARSERS)}), "
-                "or the format chosen explicitly",
+                expected=LATER.gettext("a file in one of the known formats (%(formats)s), or the format chosen explicitly") % {"formats": Joined(list(_PARSERS), ", ")},
             )
     spec = get_parser(format).parse(text, source_name=source_name, options=options)
     try:

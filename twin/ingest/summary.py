@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from twin.simcore.model import FabricSpec
-from twin.simcore.translation import LATER, plain_words
+from twin.simcore.translation import LATER, plain_words, words_from_plain
 
 __all__ = ["fabric_summary"]
 
@@ -39,7 +39,7 @@ def fabric_summary(spec: FabricSpec) -> dict:
             "%(count)s conflicting fact between the files; the more specific source was kept",
             "%(count)s conflicting facts between the files; the more specific source was kept", len(conflicts),
         ) % {"count": len(conflicts)}))  # fmt: skip
-    warnings += [str(warning) for warning in spec.attrs.get("warnings", ())]
+    warnings += [plain_words(words_from_plain(warning)) for warning in spec.attrs.get("warnings", ())]  # Attrs back to dicts
     return {
         "nodes": len(spec.nodes),
         "links": len(spec.links),

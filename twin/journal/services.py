@@ -4,6 +4,7 @@ import math
 from collections.abc import Sequence
 
 from django.db import transaction
+from django.utils import translation
 from django.utils.translation import ngettext
 
 from twin.common.errors import ApplicationError
@@ -11,6 +12,7 @@ from twin.fabrics.models import Fabric, Snapshot
 from twin.fabrics.selectors import snapshot_spec_get
 from twin.fabrics.services import SourceFile, UploadRejected, decode_text
 from twin.ingest import IngestError
+from twin.ingest.errors import in_language
 from twin.simcore.algorithms import ALGORITHMS, COLLECTIVES
 from twin.simcore.calibrate import DEFAULT_FIT
 from twin.simcore.errors import TwinCoreError
@@ -99,7 +101,8 @@ def experiment_import(*, fabric: Fabric, snapshot: Snapshot, files: Sequence[Sou
         except IngestError as error:
             failures.append(error)
     if failures:
-        raise UploadRejected("; ".join(str(error) for error in failures), extra={"files": [error.as_dict() for error in failures]})
+        shown = [in_language(error.as_dict(), translation) for error in failures]
+        raise UploadRejected(translation.gettext("; ").join(error["detail"] for error in shown), extra={"files": shown})
     if not reports:
         raise ApplicationError("The files hold no nccl-tests report.")
     spec = snapshot_spec_get(snapshot_id=snapshot.pk)

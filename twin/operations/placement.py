@@ -40,7 +40,7 @@ from twin.simcore.compile import CompiledFabric, arc_record, compile_fabric, flo
 from twin.simcore.errors import TwinCoreError
 from twin.simcore.model import Attrs, FabricSpec
 from twin.simcore.transport import transport_for
-from twin.simcore.units import counted
+from twin.simcore.translation import ENGLISH, LATER, Phrase, Translations, plain_words, rendered
 from twin.traces.model import CollectiveEvent, FlowEvent
 from twin.traces.training import PARAMS_PER_LAYER_PER_HIDDEN2, training_step
 
@@ -260,13 +260,14 @@ def _phases(dimension: str, traffic: DimensionTraffic, size: int) -> list[Phase]
 
 @dataclass(frozen=True)
 class Placement:
-    """Rank ``r`` runs on ``cards[r]`` (host ``hosts[r]``); ``warnings`` say where it fell short."""
+    """Rank ``r`` runs on ``cards[r]`` (host ``hosts[r]``); ``warnings`` say where it fell short
+    (Phrases, rendered in the reader's language where they are shown)."""
 
     strategy: str
     job: Job
     cards: tuple[str, ...]
     hosts: tuple[str | None, ...]
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[Phrase | str, ...] = ()
 
     def rank_records(self) -> list[dict[str, Any]]:
         """One dict per rank: ``rank, card, host, stage, dp_index, tp_index, tp_group``."""
@@ -281,9 +282,13 @@ class Placement:
             )  # fmt: skip
         return records
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: strategy, job, warnings and the rank records (what the map draws)."""
-        return {"strategy": self.strategy, "job": self.job.to_dict(), "warnings": list(self.warnings), "ranks": self.rank_records()}
+    def to_dict(self, translations: Translations = ENGLISH) -> dict[str, Any]:
+        """JSON-ready: strategy, job, warnings (in the language of ``translations``) and the rank
+        records (what the map draws)."""
+        return {
+            "strategy": self.strategy, "job": self.job.to_dict(), "warnings": [str(rendered(warning, translations)) for warning in self.warnings],
+            "ranks": self.rank_records(),
+        }  # fmt: skip
 
 
 def place(
@@ -385,7 +390,7 @@ def _free_cards(spec: FabricSpec, job: Job, free: Iterable[str] | None) -> list[
     return chosen
 
 
-def _placement(spec: FabricSpec, strategy: str, job: Job, cards: Sequence[str], warnings: Sequence[str] = ()) -> Placement:
+def _placement(spec: FabricSpec, strategy: str, job: Job, cards: Sequence[str], warnings: Sequence[Phrase] = ()) -> Placement:
     hosts = {node.id: node.host for node in spec.cards()}
     return Placement(strategy, job, tuple(cards), tuple(hosts[card] for card in cards), tuple(warnings))
 
@@ -517,18 +522,23 @@ class _Domains:
         spans = [len({self.class_of_card[int(card)] for card in group}) for _, _, group in chosen]
         return [group for _, _, group in chosen], spans
 
-    def warnings(self, tp: int, spans: list[int]) -> list[str]:
+    def warnings(self, tp: int, spans: list[int]) -> list[Phrase]:
         largest = max(len(members) for members in self.classes)
         split = [span for span in spans if span > 1]
         if not split:
             return []
         if tp > largest:
-            reason = f"a TP group of {tp} cards is larger than any switch domain (the largest has {counted(largest, 'free card')})"
+            reason = LATER.ngettext(
+                "a TP group of %(tp)s cards is larger than any switch domain (the largest has %(count)s free card)",
+                "a TP group of %(tp)s cards is larger than any switch domain (the largest has %(count)s free cards)", largest,
+            ) % {"tp": tp, "count": largest}  # fmt: skip
         else:
-            reason = f"the free cards do not split into whole TP groups of {tp} per switch domain"
+            reason = LATER.gettext("the free cards do not split into whole TP groups of %(tp)s per switch domain") % {"tp": tp}
         return [
-            f"{reason}: {len(split)} of {len(spans)} TP groups span several domains, "
-            f"at most {max(split)}, the fewest the free cards allow"
+            LATER.ngettext(
+                "%(reason)s: %(count)s of %(total)s TP groups spans several domains, at most %(most)s, the fewest the free cards allow",
+                "%(reason)s: %(count)s of %(total)s TP groups span several domains, at most %(most)s, the fewest the free cards allow", len(split),
+            ) % {"reason": reason, "count": len(split), "total": len(spans), "most": max(split)}  # fmt: skip
         ]
 
 
@@ -730,7 +740,8 @@ def evaluate_placement(
     ``busbw_GBps``, ``mean_switch_hops``, ``max_switch_hops``,
     ``crosses_scale_out``, ``bottleneck`` (an arc record or None),
     ``hottest_links``), ``bottleneck_links`` (the step's hottest links),
-    ``warnings``, ``settings`` and ``ranks`` (``Placement.rank_records``).
+    ``warnings`` (English) and ``warning_words`` (the same to render in another language:
+    ``twin.simcore.translation.words_from_plain``), ``settings`` and ``ranks`` (``Placement.rank_records``).
     An arc record is ``{link, from, to, class, bytes, utilization}``.
     """
     compiled = compile_fabric(spec, transport_for(spec))
@@ -754,7 +765,8 @@ def evaluate_placement(
         "communication_time_s": total,
         "dimensions": dimensions,
         "bottleneck_links": link_records(compiled, step_bytes, total, top=top_links),
-        "warnings": list(placement.warnings),
+        "warnings": [str(warning) for warning in placement.warnings],
+        "warning_words": [plain_words(warning) for warning in placement.warnings],
         "settings": {"ecmp": ecmp, "seed": seed, "transport": compiled.transport.to_dict()},
         "ranks": placement.rank_records(),
     }

@@ -9,8 +9,9 @@ from django.conf import settings
 from django.utils import translation
 
 from twin.common.websocket import group_publish
+from twin.simcore.translation import rendered, words_from_plain
 
-from .models import Run
+from .models import Run, RunKind
 
 __all__ = ("run_group", "run_state_payload", "run_broadcast")
 
@@ -43,12 +44,32 @@ def run_state_payload(run: Run) -> dict:
         "progress": round(run.progress, 4),
         "message": run.message_text(),
         "messages": messages,
-        "result": run.result,
+        "result": result_in_language(run),
         "error": run.error or None,
         "created_at": iso(run.created_at),
         "started_at": iso(run.started_at),
         "finished_at": iso(run.finished_at),
     }
+
+
+def result_in_language(run: Run) -> dict | None:
+    """The run's result with the words it stores (a placement's `warning_words`) as text: in the
+    active language in place of the English kept beside them, and in every language of the site
+    (`warnings_by_language`), since one frame goes to every viewer."""
+    if run.kind != RunKind.PLACEMENT or not run.result:
+        return run.result
+    shown = {}
+    for strategy, result in run.result["results"].items():
+        shown[strategy] = {key: value for key, value in result.items() if key != "warning_words"}
+        words = [words_from_plain(warning) for warning in result.get("warning_words", ())]
+        if words:
+            shown[strategy]["warnings"] = [str(rendered(warning, translation)) for warning in words]
+            by_language = {}
+            for language, _ in settings.LANGUAGES:
+                with translation.override(language):
+                    by_language[language] = [str(rendered(warning, translation)) for warning in words]
+            shown[strategy]["warnings_by_language"] = by_language
+    return {**run.result, "results": shown}
 
 
 def run_broadcast(run: Run) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = ["FabricError", "FabricProblem", "PathPart", "TwinCoreError", "format_path"]
 
@@ -48,8 +49,8 @@ class FabricProblem:
     """
 
     path: tuple[PathPart, ...]
-    message: str
-    expected: str | None = None
+    message: Any  # text, or a Phrase (twin.simcore.translation) rendered where it is shown
+    expected: Any = None
 
     def __str__(self) -> str:
         location = format_path(self.path)

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from twin.simcore.errors import FabricError, FabricProblem
+from twin.simcore.translation import LATER, Joined, Phrase
 
 __all__ = [
     "LINK_DOMAINS",
@@ -293,23 +294,23 @@ def _node_problems(
     node: NodeSpec, path: tuple[str, int], declared: Mapping[str, int]
 ) -> Iterator[FabricProblem]:
     if not node.id:
-        yield FabricProblem((*path, "id"), "empty node id", "a GUID, bus id or normalised name")
+        yield FabricProblem((*path, "id"), LATER.gettext("empty node id"), LATER.gettext("a GUID, bus id or normalised name"))
     elif node.id in declared:
         yield FabricProblem(
             (*path, "id"),
-            f"duplicate node id {node.id!r}, already declared at nodes[{declared[node.id]}]",
-            "node ids unique within the fabric",
+            LATER.gettext("duplicate node id %(node)s, already declared at %(path)s") % {"node": repr(node.id), "path": f"nodes[{declared[node.id]}]"},
+            LATER.gettext("node ids unique within the fabric"),
         )
     if node.kind not in NODE_KINDS:
-        yield FabricProblem((*path, "kind"), f"unknown kind {node.kind!r}", _one_of(NODE_KINDS))
+        yield FabricProblem((*path, "kind"), LATER.gettext("unknown kind %(kind)s") % {"kind": repr(node.kind)}, _one_of(NODE_KINDS))
     if node.kind == "switch" and node.tier is None:
-        yield FabricProblem((*path, "tier"), "switch without tier", _one_of(SWITCH_TIERS))
+        yield FabricProblem((*path, "tier"), LATER.gettext("switch without tier"), _one_of(SWITCH_TIERS))
     elif node.tier is not None and node.tier not in SWITCH_TIERS:
-        yield FabricProblem((*path, "tier"), f"unknown tier {node.tier!r}", _one_of(SWITCH_TIERS))
+        yield FabricProblem((*path, "tier"), LATER.gettext("unknown tier %(tier)s") % {"tier": repr(node.tier)}, _one_of(SWITCH_TIERS))
     elif node.tier is not None and node.kind != "switch":
-        yield FabricProblem((*path, "tier"), f"a {node.kind} has no tier", "no tier (null)")
+        yield FabricProblem((*path, "tier"), LATER.gettext("a %(kind)s has no tier") % {"kind": node.kind}, LATER.gettext("no tier (null)"))
     if node.radix is not None and node.radix < 1:
-        yield FabricProblem((*path, "radix"), f"radix {node.radix}", "a port count of at least 1")
+        yield FabricProblem((*path, "radix"), LATER.gettext("radix %(radix)s") % {"radix": str(node.radix)}, LATER.gettext("a port count of at least 1"))
 
 
 def _link_problems(
@@ -322,44 +323,44 @@ def _link_problems(
     for end, (node_id, port) in zip(("a", "b"), link.ends()):
         if node_id not in declared:
             yield FabricProblem(
-                (*path, end), f"unknown node {node_id!r}", 'the id of a node declared in "nodes"'
+                (*path, end), LATER.gettext("unknown node %(node)s") % {"node": repr(node_id)}, LATER.gettext('the id of a node declared in "nodes"')
             )
             continue
         if not port:
-            yield FabricProblem((*path, f"{end}_port"), "empty port", "the port name, as text")
+            yield FabricProblem((*path, f"{end}_port"), LATER.gettext("empty port"), LATER.gettext("the port name, as text"))
             continue
         user = port_users.setdefault((node_id, port), position)
         plugged_into_itself = end == "b" and link.ends()[0] == (node_id, port)
         if user != position or plugged_into_itself:
             yield FabricProblem(
                 (*path, f"{end}_port"),
-                f"port {port!r} of node {node_id!r} is already used by links[{user}]",
-                "each (node, port) in at most one link",
+                LATER.gettext("port %(port)s of node %(node)s is already used by %(path)s") % {"port": repr(port), "node": repr(node_id), "path": f"links[{user}]"},
+                LATER.gettext("each (node, port) in at most one link"),
             )
     if link.a == link.b:
-        yield FabricProblem((*path, "b"), f"link joins node {link.a!r} to itself", "two different nodes")
+        yield FabricProblem((*path, "b"), LATER.gettext("link joins node %(node)s to itself") % {"node": repr(link.a)}, LATER.gettext("two different nodes"))
     if not (math.isfinite(link.bandwidth_gbps) and 0 < link.bandwidth_gbps <= MAX_LINK_GBPS):
         yield FabricProblem(
             (*path, "bandwidth_gbps"),
-            f"bandwidth {link.bandwidth_gbps} Gb/s",
-            f"a positive number of Gb/s, at most {MAX_LINK_GBPS:,.0f} (is the unit right?)",
+            LATER.gettext("bandwidth %(gbps)s Gb/s") % {"gbps": str(link.bandwidth_gbps)},
+            LATER.gettext("a positive number of Gb/s, at most %(most)s (is the unit right?)") % {"most": f"{MAX_LINK_GBPS:,.0f}"},
         )
     if not (math.isfinite(link.latency_ns) and link.latency_ns >= 0):
         yield FabricProblem(
             (*path, "latency_ns"),
-            f"latency {link.latency_ns} ns",
-            "a non-negative, finite number of ns",
+            LATER.gettext("latency %(ns)s ns") % {"ns": str(link.latency_ns)},
+            LATER.gettext("a non-negative, finite number of ns"),
         )
     if link.state not in LINK_STATES:
-        yield FabricProblem((*path, "state"), f"unknown state {link.state!r}", _one_of(LINK_STATES))
+        yield FabricProblem((*path, "state"), LATER.gettext("unknown state %(state)s") % {"state": repr(link.state)}, _one_of(LINK_STATES))
     if link.domain not in LINK_DOMAINS:
         yield FabricProblem(
-            (*path, "domain"), f"unknown domain {link.domain!r}", _one_of(LINK_DOMAINS)
+            (*path, "domain"), LATER.gettext("unknown domain %(domain)s") % {"domain": repr(link.domain)}, _one_of(LINK_DOMAINS)
         )
 
 
-def _one_of(values: Iterable[str]) -> str:
-    return "one of " + ", ".join(f'"{value}"' for value in values)
+def _one_of(values: Iterable[str]) -> Phrase:
+    return LATER.gettext("one of %(names)s") % {"names": Joined([f'"{value}"' for value in values], ", ")}
 
 
 def _to_plain(spec: NodeSpec | LinkSpec) -> dict[str, Any]:

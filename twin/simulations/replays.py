@@ -17,6 +17,7 @@ from twin.fabrics.services import SourceFile, decode_text
 from twin.ingest import IngestError
 from twin.replay import ReplayOptions, Timeline, bind_trace, replay_summary, replay_trace, sample_timeline
 from twin.replay.leafmatrix import leaf_matrix_frames
+from twin.simcore.translation import LATER
 from twin.traces import (
     TraceError,
     detect_nccl_log,
@@ -60,7 +61,11 @@ def read_trace(text: str, name: str):
     for format_name, detect, parse in TRACE_READERS:
         if detect(text):
             return format_name, parse(text, name)
-    raise IngestError("cannot tell what kind of trace this is", source=name, expected="our trace format (JSON lines or CSV), an NCCL debug log (NCCL_DEBUG=INFO) or nccl-tests output")
+    raise IngestError(
+        LATER.gettext("cannot tell what kind of trace this is"),
+        source=name,
+        expected=LATER.gettext("our trace format (JSON lines or CSV), an NCCL debug log (NCCL_DEBUG=INFO) or nccl-tests output"),
+    )
 
 
 def trace_file_create(*, fabric: Fabric, source: SourceFile, user=None) -> TraceFile:

@@ -14,6 +14,7 @@ from twin.operations.placement import STRATEGIES, Job, Placement, PlacementError
 from twin.simcore.diff import diff_fabrics
 from twin.simcore.simulate import simulate
 from twin.simcore.transport import PROTOCOLS
+from twin.simcore.translation import words_from_plain
 
 __all__ = (
     "COLLECTIVES", "ALGORITHMS", "ECMP_MODES", "PROTOCOLS", "STRATEGIES", "SEARCHED_STRATEGIES", "collective_simulate", "fabric_calibrate",
@@ -125,7 +126,7 @@ def placement_from_result(result: dict, ranks: list[dict]) -> Placement:
     """Rebuild a stored placement (a run's result for one strategy plus its rank records)."""
     return Placement(
         strategy=result["strategy"], job=job_from_params(result["job"]), cards=tuple(r["card"] for r in ranks),
-        hosts=tuple(r["host"] for r in ranks), warnings=tuple(result.get("warnings", ())),
+        hosts=tuple(r["host"] for r in ranks), warnings=tuple(words_from_plain(result.get("warning_words", result.get("warnings", ())))),
     )
 
 

@@ -35,7 +35,7 @@ from datetime import datetime, timezone as dt_timezone
 import redis
 from django.conf import settings
 from django.db import transaction
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from twin.common.errors import ApplicationError, PayloadTooLarge, ServiceUnavailable, UnsupportedEncoding
@@ -44,6 +44,7 @@ from twin.fabrics.selectors import snapshot_spec_cached
 from twin.runs.services import queue_task
 from twin.fabrics.services import SourceFile, decode_text
 from twin.ingest import IngestError
+from twin.ingest.errors import in_language
 from twin.replay import TelemetryError, telemetry_frame
 from twin.replay.ibdiags import parse_reading, reading_samples
 from twin.replay.prometheus import PRESETS, PrometheusMapping, error_counters, error_totals, prometheus_mapping, rates_frame, series_ports
@@ -350,7 +351,8 @@ def telemetry_reading_import(*, fabric: Fabric, source: SourceFile, taken_at: fl
     try:
         kind, readings = parse_reading(decode_text(source), source_name=source.name)
     except IngestError as error:
-        raise ApplicationError(str(error), extra=error.as_dict()) from error
+        shown = in_language(error.as_dict(), translation)
+        raise ApplicationError(shown["detail"], extra=shown) from error
     samples, unknown = reading_samples(index, readings, timestamp=taken_at if taken_at is not None else time.time())
     if not samples:
         raise ApplicationError(

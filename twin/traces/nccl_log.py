@@ -30,6 +30,7 @@ from datetime import datetime
 from twin.ingest.errors import IngestError, ProblemCollector
 from twin.ingest.hostlist import short_host_name
 from twin.ingest.options import ParseOptions
+from twin.simcore.translation import LATER, Joined
 from twin.traces.model import DTYPE_SIZES, CollectiveEvent, Event, FlowEvent, RankBinding, Trace, gpu_card_id
 
 __all__ = [
@@ -149,8 +150,8 @@ def parse_nccl_log(
     lines = list(_nccl_lines(text))
     if not lines:
         raise IngestError(
-            "no NCCL INFO lines", source=source_name,
-            expected="the output of a job run with NCCL_DEBUG=INFO (lines like 'host:pid:tid [dev] NCCL INFO ...')",
+            LATER.gettext("no NCCL INFO lines"), source=source_name,
+            expected=LATER.gettext("the output of a job run with NCCL_DEBUG=INFO (lines like 'host:pid:tid [dev] NCCL INFO ...')"),
         )  # fmt: skip
     reader = _LogReader(problems, spacing_s)
     for line in lines:
@@ -254,7 +255,7 @@ class _LogReader:
         if match is None:
             if "comm " in line.message:
                 self.problems.add(
-                    f"unreadable communicator line {line.message[:80]!r}", line=line.number,
+                    LATER.gettext("unreadable communicator line %(line)s") % {"line": repr(line.message[:80])}, line=line.number,
                     expected="'ncclCommInitRank comm <ptr> rank R nranks N cudaDev D busId <hex> commId 0x... - Init START'",
                 )  # fmt: skip
             return
@@ -264,19 +265,25 @@ class _LogReader:
         comm = self.comms.setdefault(key, _Comm(key, nranks, line.number))
         if comm.nranks != nranks:
             self.problems.add(
-                f"communicator {key} has {nranks} ranks here and {comm.nranks} at line {comm.line}",
-                line=line.number, expected="the same nranks on every rank of a communicator",
+                LATER.gettext("communicator %(comm)s has %(nranks)s ranks here and %(before)s at line %(line)s")
+                % {"comm": key, "nranks": nranks, "before": comm.nranks, "line": str(comm.line)},
+                line=line.number, expected=LATER.gettext("the same nranks on every rank of a communicator"),
             )  # fmt: skip
             return
         if rank >= nranks:
-            self.problems.add(f"rank {rank} of a {nranks}-rank communicator", line=line.number, expected=f"a rank below {nranks}")
+            self.problems.add(
+                LATER.gettext("rank %(rank)s of a %(nranks)s-rank communicator") % {"rank": str(rank), "nranks": nranks},
+                line=line.number,
+                expected=LATER.gettext("a rank below %(nranks)s") % {"nranks": nranks},
+            )
             return
         device = (line.host, bus_id_from_nccl(match["bus"]), int(match["dev"]))
         known = comm.members.setdefault(rank, device)
         if known[:2] != device[:2]:
             self.problems.add(
-                f"rank {rank} of communicator {key} is {device[0]} bus {device[1]} here and {known[0]} bus {known[1]} before",
-                line=line.number, expected="one device per rank of a communicator",
+                LATER.gettext("rank %(rank)s of communicator %(comm)s is %(host)s bus %(bus)s here and %(known_host)s bus %(known_bus)s before")
+                % {"rank": str(rank), "comm": key, "host": device[0], "bus": device[1], "known_host": known[0], "known_bus": known[1]},
+                line=line.number, expected=LATER.gettext("one device per rank of a communicator"),
             )  # fmt: skip
         self.comm_of_device[(line.host, line.pid, line.dev)] = key
         self.comm_of_pointer[(line.host, line.pid, match["ptr"].lower())] = (key, rank)
@@ -328,7 +335,7 @@ class _LogReader:
         match = _COLL.match(line.message)
         if match is None:
             self.problems.add(
-                f"unreadable collective line {line.message[:80]!r}", line=line.number,
+                LATER.gettext("unreadable collective line %(line)s") % {"line": repr(line.message[:80])}, line=line.number,
                 expected="'<Op>: opCount <hex> sendbuff <ptr> recvbuff <ptr> count N datatype T op O root R comm <ptr> ...'",
             )  # fmt: skip
             return
@@ -339,8 +346,8 @@ class _LogReader:
         dtype_number = int(match["dtype"])
         if dtype_number >= len(NCCL_DATATYPES):
             self.problems.add(
-                f"unknown datatype {dtype_number}", line=line.number,
-                expected=f"an ncclDataType_t number 0..{len(NCCL_DATATYPES) - 1} ({', '.join(NCCL_DATATYPES)})",
+                LATER.gettext("unknown datatype %(number)s") % {"number": str(dtype_number)}, line=line.number,
+                expected=LATER.gettext("an ncclDataType_t number 0..%(last)s (%(names)s)") % {"last": len(NCCL_DATATYPES) - 1, "names": Joined(list(NCCL_DATATYPES), ", ")},
             )  # fmt: skip
             return
         pointer = (line.host, line.pid, match["comm"].lower())
@@ -349,8 +356,9 @@ class _LogReader:
             if pointer not in self.unknown_pointers:
                 self.unknown_pointers.add(pointer)
                 self.problems.add(
-                    f"comm {match['comm']} of {line.host} pid {line.pid} has no ncclCommInitRank line", line=line.number,
-                    expected="a log that includes communicator set-up (NCCL_DEBUG_SUBSYS with INIT, not COLL alone)",
+                    LATER.gettext("comm %(comm)s of %(host)s pid %(pid)s has no ncclCommInitRank line") % {"comm": match["comm"], "host": line.host, "pid": str(line.pid)},
+                    line=line.number,
+                    expected=LATER.gettext("a log that includes communicator set-up (NCCL_DEBUG_SUBSYS with INIT, not COLL alone)"),
                 )  # fmt: skip
             return
         key, rank = joined
@@ -366,9 +374,11 @@ class _LogReader:
             self.operations[identity] = _Operation(len(self.operations), line.number, op, key, count, dtype, ts)
         elif (known.op, known.count, known.dtype) != (op, count, dtype):
             self.problems.add(
-                f"opCount {match['op_count']} of communicator {key} is {name} of {count} {dtype} here "
-                f"but {known.op} of {known.count} {known.dtype} at line {known.line}",
-                line=line.number, expected="the same operation on every rank for one opCount",
+                LATER.gettext("opCount %(op_count)s of communicator %(comm)s is %(op)s of %(count)s %(dtype)s here but %(known_op)s of %(known_count)s %(known_dtype)s at line %(line)s") % {
+                    "op_count": match["op_count"], "comm": key, "op": name, "count": str(count), "dtype": dtype,
+                    "known_op": known.op, "known_count": str(known.count), "known_dtype": known.dtype, "line": str(known.line),
+                },
+                line=line.number, expected=LATER.gettext("the same operation on every rank for one opCount"),
             )  # fmt: skip
         elif ts is not None and (known.ts is None or ts < known.ts):
             known.ts = ts
@@ -378,8 +388,9 @@ class _LogReader:
         nranks = self.comms[key].nranks
         if not 0 <= peer < nranks or peer == rank:
             self.problems.add(
-                f"{name} peer {peer} on rank {rank} of a {nranks}-rank communicator", line=line.number,
-                expected=f"another rank below {nranks} (the root field)",
+                LATER.gettext("%(op)s peer %(peer)s on rank %(rank)s of a %(nranks)s-rank communicator") % {"op": name, "peer": str(peer), "rank": str(rank), "nranks": nranks},
+                line=line.number,
+                expected=LATER.gettext("another rank below %(nranks)s (the root field)") % {"nranks": nranks},
             )  # fmt: skip
             return
         src, dst = (rank, peer) if name == "Send" else (peer, rank)
@@ -412,8 +423,8 @@ class _LogReader:
     def trace(self, name: str) -> Trace:
         if not self.comms and not self.problems.problems:
             self.problems.add(
-                "no communicator in the log", line=None,
-                expected="ncclCommInitRank lines (NCCL_DEBUG=INFO with NCCL_DEBUG_SUBSYS including INIT)",
+                LATER.gettext("no communicator in the log"), line=None,
+                expected=LATER.gettext("ncclCommInitRank lines (NCCL_DEBUG=INFO with NCCL_DEBUG_SUBSYS including INIT)"),
             )  # fmt: skip
         self.problems.raise_if_any()
         bindings, comm_ranks = self._rank_numbering()

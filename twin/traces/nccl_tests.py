@@ -22,6 +22,7 @@ from twin.ingest.errors import IngestError, ProblemCollector
 from twin.ingest.hostlist import short_host_name
 from twin.ingest.options import ParseOptions
 from twin.ingest.parsers.nccl_xml import normalise_bus_id
+from twin.simcore.translation import LATER, Joined
 from twin.traces.errors import TraceError
 from twin.traces.model import (
     DTYPE_SIZES,
@@ -55,7 +56,7 @@ _DEVICE = re.compile(r"Rank\s+(\d+)\s+Group\s+(\d+)\s+Pid\s+(\d+)\s+on\s+(\S+)\s
 _OLD_BUS = re.compile(r"0x([0-9a-fA-F]{1,2})")
 _NEW_BUS = re.compile(r"([0-9a-fA-F]{4,8}):([0-9a-fA-F]{2}):([0-9a-fA-F]{2})")
 _TIME_COLUMNS = ("time", "cputime")
-_ROW_HELP = "size count type redop root, then time algbw busbw #wrong for out-of-place and in-place"
+_ROW_HELP = LATER.gettext("size count type redop root, then time algbw busbw #wrong for out-of-place and in-place")
 
 
 def detect_nccl_tests(text: str) -> bool:
@@ -92,27 +93,29 @@ def parse_nccl_tests(
     """
     if collective is not None and collective not in PROGRAMS.values():
         raise IngestError(
-            f"unknown collective {collective!r}", source=source_name,
-            expected=f"one of {', '.join(dict.fromkeys(PROGRAMS.values()))}",
+            LATER.gettext("unknown collective %(collective)s") % {"collective": repr(collective)}, source=source_name,
+            expected=LATER.gettext("one of %(names)s") % {"names": Joined(list(dict.fromkeys(PROGRAMS.values())), ", ")},
         )  # fmt: skip
     problems = ProblemCollector(source_name, limit=options.max_problems)
     reports = list(_reports(text, problems))
     if not reports and not problems:
         raise IngestError(
-            "no nccl-tests report", source=source_name,
-            expected="the output of an nccl-tests binary, starting with a '# nThread N nGpus N ...' line",
+            LATER.gettext("no nccl-tests report"), source=source_name,
+            expected=LATER.gettext("the output of an nccl-tests binary, starting with a '# nThread N nGpus N ...' line"),
         )  # fmt: skip
     measurements = []
     for report in reports:
         if not report.rows:
-            problems.add("report without result rows", line=report.line, expected=f"rows of {_ROW_HELP}")
+            problems.add(LATER.gettext("report without result rows"), line=report.line, expected=LATER.gettext("rows of %(row)s") % {"row": _ROW_HELP})
             continue
         name = _collective_of(report, collective, source_name)
         if name is None:
             problems.add(
-                "cannot tell which collective this report measured", line=report.first_row_line,
-                expected="the '# Collective test starting: <program>' line (nccl-tests 2.17+), "
-                "a file name naming the program (e.g. all_gather_perf.txt) or the collective chosen explicitly",
+                LATER.gettext("cannot tell which collective this report measured"), line=report.first_row_line,
+                expected=LATER.gettext(
+                    "the '# Collective test starting: <program>' line (nccl-tests 2.17+), "
+                    "a file name naming the program (e.g. all_gather_perf.txt) or the collective chosen explicitly"
+                ),
             )  # fmt: skip
             continue
         measurements.append(
@@ -174,7 +177,7 @@ def _read_comment(report: _Report, body: str, number: int, problems: ProblemColl
         try:
             report.avg_busbw = float(value[0])
         except (IndexError, ValueError):
-            problems.add("unreadable average bus bandwidth", line=number, expected="'# Avg bus bandwidth : <GB/s>'")
+            problems.add(LATER.gettext("unreadable average bus bandwidth"), line=number, expected="'# Avg bus bandwidth : <GB/s>'")
 
 
 def _read_device(report: _Report, body: str, number: int, problems: ProblemCollector) -> None:
@@ -182,7 +185,7 @@ def _read_device(report: _Report, body: str, number: int, problems: ProblemColle
     bus_id = _bus_id(match[6]) if match else None
     if match is None or bus_id is None:
         problems.add(
-            f"unreadable device line {body[:80]!r}", line=number,
+            LATER.gettext("unreadable device line %(line)s") % {"line": repr(body[:80])}, line=number,
             expected="'#  Rank R Group G Pid P on HOST device D [0x18 or 0000:18:00] NAME'",
         )  # fmt: skip
         return
@@ -209,8 +212,8 @@ def _read_columns(report: _Report, body: str, number: int, problems: ProblemColl
     times = [position for position, name in enumerate(names) if name in _TIME_COLUMNS]
     if len(times) != 2 or times[0] < 3 or (len(names) - times[0]) != 2 * (times[1] - times[0]):
         problems.add(
-            f"unexpected column names {body[:100]!r}", line=number,
-            expected="size count type redop [root] followed by two equal halves starting with time",
+            LATER.gettext("unexpected column names %(names)s") % {"names": repr(body[:100])}, line=number,
+            expected=LATER.gettext("size count type redop [root] followed by two equal halves starting with time"),
         )  # fmt: skip
         return
     report.columns = (times[0], times[1] - times[0], timestamp, names[: times[0]])
@@ -222,7 +225,11 @@ def _read_row(report: _Report, line: str, number: int, problems: ProblemCollecto
     if timestamp and len(tokens) in (keys + half + 2, keys + 2 * half + 2):
         tokens = tokens[:-2]  # the -S timestamp: a date and a time
     if len(tokens) not in (keys + half, keys + 2 * half):
-        problems.add(f"{len(tokens)} values in a result row", line=number, expected=f"{keys + 2 * half}: {_ROW_HELP}")
+        problems.add(
+            LATER.ngettext("%(count)s value in a result row", "%(count)s values in a result row", len(tokens)) % {"count": len(tokens)},
+            line=number,
+            expected=LATER.gettext("%(count)s: %(row)s") % {"count": keys + 2 * half, "row": _ROW_HELP},
+        )
         return
     values = dict(zip(key_names, tokens))
     try:
@@ -230,7 +237,7 @@ def _read_row(report: _Report, line: str, number: int, problems: ProblemCollecto
         root = int(values.get("root", "-1"))
         halves = [_timing(tokens[start : start + half]) for start in range(keys, len(tokens), half)]
     except (KeyError, ValueError) as error:
-        problems.add(f"unreadable result row ({error})", line=number, expected=_ROW_HELP)
+        problems.add(LATER.gettext("unreadable result row (%(error)s)") % {"error": str(error)}, line=number, expected=_ROW_HELP)
         return
     # A row with one half is in-place only (out-of-place skipped, as in trace replays).
     out_of_place, in_place = (halves[0], halves[1]) if len(halves) == 2 else (None, halves[0])

@@ -19,6 +19,7 @@ from typing import Any
 
 from twin.ingest.errors import IngestError, ProblemCollector
 from twin.ingest.options import ParseOptions
+from twin.simcore.translation import LATER, Joined
 from twin.traces.model import (
     OPERATIONS,
     CollectiveEvent,
@@ -60,12 +61,14 @@ CSV_COLUMNS = ("kind", "name", "version", "attrs", *dict.fromkeys(
 """Columns of the CSV form, in the order ``export_trace_csv`` writes them."""
 
 _EXPECTED = {
-    "count": "a non-negative integer",
-    "seconds": "a finite, non-negative number of seconds",
-    "text": "text",
-    "operation": f"one of {', '.join(OPERATIONS)}",
-    "ranks": "a list of rank numbers (in CSV: numbers and ranges such as 0-7, space-separated)",
+    "count": LATER.gettext("a non-negative integer"),
+    "seconds": LATER.gettext("a finite, non-negative number of seconds"),
+    "text": LATER.pgettext("expected value", "text"),
+    "operation": LATER.gettext("one of %(names)s") % {"names": Joined(list(OPERATIONS), ", ")},
+    "ranks": LATER.gettext("a list of rank numbers (in CSV: numbers and ranges such as 0-7, space-separated)"),
 }
+_ATTRS_EXPECTED = LATER.gettext("a JSON object such as %(example)s") % {"example": '{"job": "gpt-175b"}'}
+_ONE_OBJECT_A_LINE = LATER.gettext("one JSON object per line")
 _INTEGER = re.compile(r"[+-]?\d+")
 _RANK_RANGE = re.compile(r"(\d+)(?:-(\d+))?")
 _JSONL_MARKER = re.compile(r'\A\ufeff?\s*\{[^\n]*"format"\s*:\s*"twin-trace"')
@@ -103,13 +106,13 @@ class _TraceBuilder:
 
     def header(self, name: Any, version: Any, attrs: Any, *, line: int) -> None:
         if version != FORMAT_VERSION:
-            self.problems.add(f"unsupported version {version!r}", line=line, path="version", expected=str(FORMAT_VERSION))
+            self.problems.add(LATER.gettext("unsupported version %(version)s") % {"version": repr(version)}, line=line, path="version", expected=str(FORMAT_VERSION))
         if not isinstance(name, str) or not name:
-            self.problems.add("missing trace name", line=line, path="name", expected="a non-empty text")
+            self.problems.add(LATER.gettext("missing trace name"), line=line, path="name", expected=LATER.gettext("a non-empty text"))
         else:
             self.name = name
         if not isinstance(attrs, Mapping):
-            self.problems.add("attrs is not an object", line=line, path="attrs", expected='a JSON object such as {"job": "gpt-175b"}')
+            self.problems.add(LATER.gettext("attrs is not an object"), line=line, path="attrs", expected=_ATTRS_EXPECTED)
         else:
             self.attrs = attrs
 
@@ -121,47 +124,54 @@ class _TraceBuilder:
 
     def _rank(self, fields: Mapping[str, Any], line: int) -> None:
         if self.events:
-            self.problems.add("rank record after the first event", line=line, expected="every rank record before the flow and collective records")
+            self.problems.add(
+                LATER.gettext("rank record after the first event"), line=line, expected=LATER.gettext("every rank record before the flow and collective records"),
+            )
             return
         rank = fields["rank"]
         if rank in self.bindings:
-            self.problems.add(f"rank {rank} is bound twice", line=line, path="rank", expected="one rank record per rank")
+            self.problems.add(LATER.gettext("rank %(rank)s is bound twice") % {"rank": str(rank)}, line=line, path="rank", expected=LATER.gettext("one rank record per rank"))
             return
         self.bindings[rank] = RankBinding(**fields)
 
     def _event(self, kind: str, fields: Mapping[str, Any], line: int) -> None:
         if fields["t_s"] < self.last_time:
             self.problems.add(
-                f"time {fields['t_s']} s is before the previous event's {self.last_time} s",
-                line=line, path="t_s", expected="records in time order",
+                LATER.gettext("time %(time)s s is before the previous event's %(previous)s s") % {"time": str(fields["t_s"]), "previous": str(self.last_time)},
+                line=line, path="t_s", expected=LATER.gettext("records in time order"),
             )
         self.last_time = max(self.last_time, fields["t_s"])
         if kind == "flow":
             named = (fields["src_rank"], fields["dst_rank"])
             if named[0] == named[1]:
-                self.problems.add(f"flow from rank {named[0]} to itself", line=line, path="dst_rank", expected="two different ranks")
+                self.problems.add(
+                    LATER.gettext("flow from rank %(rank)s to itself") % {"rank": str(named[0])}, line=line, path="dst_rank", expected=LATER.gettext("two different ranks"),
+                )
             event: Event = FlowEvent(**fields)
         else:
             ranks = fields.get("ranks")
             if ranks is None:
                 ranks = tuple(self.bindings)
             elif len(set(ranks)) != len(ranks):
-                self.problems.add("a rank appears twice", line=line, path="ranks", expected="distinct ranks")
+                self.problems.add(LATER.gettext("a rank appears twice"), line=line, path="ranks", expected=LATER.gettext("distinct ranks"))
             elif not ranks:
-                self.problems.add("empty rank list", line=line, path="ranks", expected="at least one rank, or the field left out for all ranks")
+                self.problems.add(
+                    LATER.gettext("empty rank list"), line=line, path="ranks", expected=LATER.gettext("at least one rank, or the field left out for all ranks"),
+                )
             named = ranks
             event = CollectiveEvent(**{**fields, "ranks": ranks})
         unbound = sorted({rank for rank in named if rank not in self.bindings})
         if unbound:
             self.problems.add(
-                f"rank(s) {', '.join(map(str, unbound[:10]))} have no rank record",
-                line=line, expected="ranks declared by rank records",
+                LATER.ngettext("rank %(ranks)s has no rank record", "ranks %(ranks)s have no rank record", len(unbound[:10]))
+                % {"ranks": Joined([str(rank) for rank in unbound[:10]], ", ")},
+                line=line, expected=LATER.gettext("ranks declared by rank records"),
             )
         self.events.append(event)
 
     def trace(self) -> Trace:
         if self.name is None and not self.problems:
-            self.problems.add("no header record", line=1, expected=f'a first record naming the format "{FORMAT_NAME}"')
+            self.problems.add(LATER.gettext("no header record"), line=1, expected=LATER.gettext("a first record naming the format %(format)s") % {"format": f'"{FORMAT_NAME}"'})
         self.problems.raise_if_any()
         trace = Trace(name=self.name, ranks=tuple(self.bindings.values()), events=tuple(self.events), attrs=self.attrs)
         trace.validate()  # the checks above cover it; a failure here is a bug, not bad input
@@ -222,7 +232,7 @@ def _fields(kind: str, raw: Mapping[str, Any], *, line: int, problems: ProblemCo
         value = raw.get(name)
         if value is None or (from_text and value == ""):
             if required:
-                problems.add(f"{kind} record without {name}", line=line, path=name, expected=_EXPECTED[value_kind])
+                problems.add(LATER.gettext("%(kind)s record without %(field)s") % {"kind": kind, "field": name}, line=line, path=name, expected=_EXPECTED[value_kind])
             continue
         try:
             fields[name] = _convert(value_kind, value, from_text=from_text)
@@ -243,22 +253,28 @@ def parse_trace_jsonl(text: str, *, source_name: str, options: ParseOptions = Pa
         try:
             record = json.loads(line)
         except (json.JSONDecodeError, RecursionError) as error:
-            problems.add(f"malformed JSON: {getattr(error, 'msg', 'nested too deeply')}", line=line_number, expected="one JSON object per line")
+            problems.add(
+                LATER.gettext("malformed JSON: %(error)s") % {"error": getattr(error, "msg", None) or LATER.gettext("nested too deeply")},
+                line=line_number,
+                expected=_ONE_OBJECT_A_LINE,
+            )
             continue
         if not isinstance(record, dict):
-            problems.add("the line is not a JSON object", line=line_number, expected="one JSON object per line")
+            problems.add(LATER.gettext("the line is not a JSON object"), line=line_number, expected=_ONE_OBJECT_A_LINE)
             continue
         if not seen_header:
             seen_header = True
             if record.get("format") != FORMAT_NAME:
-                problems.add("the first record is not the header", line=line_number, path="format", expected=f'"format": "{FORMAT_NAME}"')
+                problems.add(LATER.gettext("the first record is not the header"), line=line_number, path="format", expected=f'"format": "{FORMAT_NAME}"')
                 continue
             _report_unknown(record, _HEADER_FIELDS, line_number, problems)
             builder.header(record.get("name"), record.get("version"), record.get("attrs", {}), line=line_number)
             continue
         kind = record.get("type")
         if kind not in _RECORD_FIELDS:
-            problems.add(f"unknown record type {json.dumps(kind)}", line=line_number, path="type", expected='"rank", "flow" or "collective"')
+            problems.add(
+                LATER.gettext("unknown record type %(type)s") % {"type": json.dumps(kind)}, line=line_number, path="type", expected=LATER.gettext('"rank", "flow" or "collective"'),
+            )
             continue
         _report_unknown(record, ("type", *_RECORD_FIELDS[kind]), line_number, problems)
         fields = _fields(kind, record, line=line_number, problems=problems, from_text=False)
@@ -270,7 +286,9 @@ def parse_trace_jsonl(text: str, *, source_name: str, options: ParseOptions = Pa
 def _report_unknown(record: Mapping[str, Any], known: Iterable[str], line: int, problems: ProblemCollector) -> None:
     for key in record:
         if key not in known:
-            problems.add(f"unknown field {key!r}", line=line, path=key, expected=f"one of {', '.join(known)}")
+            problems.add(
+                LATER.gettext("unknown field %(field)s") % {"field": repr(key)}, line=line, path=key, expected=LATER.gettext("one of %(names)s") % {"names": Joined(list(known), ", ")},
+            )
 
 
 def parse_trace_csv(text: str, *, source_name: str, options: ParseOptions = ParseOptions()) -> Trace:
@@ -283,16 +301,20 @@ def parse_trace_csv(text: str, *, source_name: str, options: ParseOptions = Pars
         unknown = [column for column in header if column not in CSV_COLUMNS]
         if "kind" not in header or unknown or len(set(header)) != len(header):
             raise IngestError(
-                f"bad header row {','.join(header)[:80]!r}",
+                LATER.gettext("bad header row %(row)s") % {"row": repr(",".join(header)[:80])},
                 source=source_name, line=1,
-                expected=f"distinct column names from {', '.join(CSV_COLUMNS)}, including kind",
+                expected=LATER.gettext("distinct column names from %(columns)s, including kind") % {"columns": Joined(list(CSV_COLUMNS), ", ")},
             )
         for row in reader:
             line = reader.line_num
             if not any(cell.strip() for cell in row):
                 continue
             if len(row) > len(header):
-                problems.add(f"{len(row)} cells in a row", line=line, expected=f"at most {len(header)}, one per header column")
+                problems.add(
+                    LATER.ngettext("%(count)s cell in a row", "%(count)s cells in a row", len(row)) % {"count": len(row)},
+                    line=line,
+                    expected=LATER.gettext("at most %(count)s, one for each header column") % {"count": len(header)},
+                )
                 continue
             cells = dict(zip(header, row))  # cells are kept as written: spaces in text fields count
             kind = cells["kind"].strip()
@@ -302,14 +324,16 @@ def parse_trace_csv(text: str, *, source_name: str, options: ParseOptions = Pars
                 builder.header(cells.get("name"), int(version) if _INTEGER.fullmatch(version) else version, attrs, line=line)
             elif kind in _RECORD_FIELDS:
                 if builder.name is None and not problems:
-                    problems.add(f"{kind} record before the trace record", line=line, expected="a trace row first")
+                    problems.add(LATER.gettext("%(kind)s record before the trace record") % {"kind": kind}, line=line, expected=LATER.gettext("a trace row first"))
                 fields = _fields(kind, cells, line=line, problems=problems, from_text=True)
                 if fields is not None:
                     builder.record(kind, fields, line=line)
             else:
-                problems.add(f"unknown kind {kind!r}", line=line, path="kind", expected='"trace", "rank", "flow" or "collective"')
+                problems.add(
+                    LATER.gettext("unknown kind %(kind)s") % {"kind": repr(kind)}, line=line, path="kind", expected=LATER.gettext('"trace", "rank", "flow" or "collective"'),
+                )
     except csv.Error as error:
-        problems.add(f"malformed CSV: {error}", line=reader.line_num, expected="RFC 4180 CSV")
+        problems.add(LATER.gettext("malformed CSV: %(error)s") % {"error": str(error)}, line=reader.line_num, expected="RFC 4180 CSV")
     return builder.trace()
 
 
@@ -317,7 +341,7 @@ def _json_cell(text: str, line: int, problems: ProblemCollector) -> Any:
     try:
         return json.loads(text)
     except (json.JSONDecodeError, RecursionError):
-        problems.add("attrs is not valid JSON", line=line, path="attrs", expected='a JSON object such as {"job": "gpt-175b"}')
+        problems.add(LATER.gettext("attrs is not valid JSON"), line=line, path="attrs", expected=_ATTRS_EXPECTED)
         return {}
 
 

@@ -40,6 +40,8 @@ export interface StrategyResult {
   readonly dimensions: Readonly<Partial<Record<Dimension, DimensionResult>>>;
   readonly bottleneckLinks: readonly ArcRecord[];
   readonly warnings: readonly string[];
+  /** The warnings in each language of the site (one frame goes to every viewer); `warnings` is the server's language. */
+  readonly warningsByLanguage?: Readonly<Record<string, readonly string[]>>;
 }
 
 export interface JobShape {
@@ -127,8 +129,15 @@ function parseStrategy(name: string, value: unknown): StrategyResult | null {
     communicationTimeS,
     dimensions,
     bottleneckLinks: Array.isArray(links) ? links.map(parseArcRecord).filter((link): link is ArcRecord => link !== null) : [],
-    warnings: Array.isArray(warnings) ? warnings.filter((warning): warning is string => typeof warning === "string") : [],
+    warnings: strings(warnings),
+    warningsByLanguage: isRecord(value["warnings_by_language"])
+      ? Object.fromEntries(Object.entries(value["warnings_by_language"]).map(([language, texts]) => [language, strings(texts)]))
+      : {},
   };
+}
+
+function strings(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((item): item is string => typeof item === "string") : [];
 }
 
 function parseJob(value: unknown): JobShape | null {

@@ -5,6 +5,7 @@
 import { chartFigure } from "../charts/figure";
 import { barChartOption } from "../charts/options";
 import { element } from "../core/dom";
+import { resolveLanguage } from "../core/i18n";
 import { formatDecimalByteSize, formatDuration, formatGBps } from "../core/format";
 import {
   PLACEMENT_FORMATS,
@@ -149,7 +150,10 @@ export function renderPlacement(result: PlacementResult, runUrl: string, context
   );
   parts.push(status);
 
-  const warnings = [...result.results.values()].flatMap((strategy) => strategy.warnings.map((warning) => `${strategy.strategy}: ${warning}`));
+  const language = resolveLanguage(doc.documentElement.lang);
+  const warnings = [...result.results.values()].flatMap((strategy) =>
+    (strategy.warningsByLanguage?.[language] ?? strategy.warnings).map((warning) => `${strategy.strategy}: ${warning}`),
+  );
   if (warnings.length > 0) {
     parts.push(element(doc, "ul", { class: "warnings placement-warnings" }, warnings.map((warning) => element(doc, "li", {}, [warning]))));
   }

@@ -82,6 +82,19 @@ describe("replay result", () => {
 });
 
 describe("placement result", () => {
+  it("lists each strategy's warnings in the page's language", () => {
+    const aware = { ...PLACEMENT_RESULT.results.aware, warnings_by_language: { en: ["2 TP groups span two leaves"], "zh-hans": ["2 个 TP 组跨越两台叶交换机"] } };
+    const result = { ...PLACEMENT_RESULT, results: { ...PLACEMENT_RESULT.results, aware } };
+    const warnings = (outcome: HTMLElement) => [...outcome.querySelectorAll(".placement-warnings li")].map((item) => item.textContent);
+    expect(warnings(renderRunOutcome(finished("placement", result), context()))).toEqual(["aware: 2 TP groups span two leaves"]);
+    document.documentElement.lang = "zh-hans";
+    try {
+      expect(warnings(renderRunOutcome(finished("placement", result), context("zh-hans")))).toEqual(["aware: 2 个 TP 组跨越两台叶交换机"]);
+    } finally {
+      document.documentElement.lang = "";
+    }
+  });
+
   it("leads with the best strategy and how much faster it is", () => {
     const outcome = renderRunOutcome(finished("placement", PLACEMENT_RESULT), context());
     expect(outcome.querySelector(".placement-headline")?.textContent).toBe(

@@ -26,7 +26,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from twin.simcore.translation import gettext_noop
+from twin.simcore.translation import LATER, Joined, gettext_noop
 from twin.ingest.errors import IngestError, ProblemCollector
 from twin.ingest.hostlist import host_node_id
 from twin.ingest.options import ParseOptions
@@ -61,7 +61,7 @@ _IB_SPEED = re.compile(rf"(?:(\d+)x)?({'|'.join(sorted(LANE_GBPS, key=len, rever
 # A lower-case "b" is bits: "400 GB/s" (bytes) is refused rather than read 8 times too low.
 _NUMERIC_SPEED = re.compile(r"(\d+(?:\.\d+)?)\s*(?:([MGTmgt])(?:b/s|bps|bit/s|bE|be|b|E|e)?)?")
 _UNIT_GBPS = {"m": 0.001, "g": 1.0, "t": 1000.0}
-_SPEED_EXPECTED = "a speed such as 400G, 400 Gb/s, 400Gbps, 1.6T, 100M, 400 (Gb/s), NDR, 4xHDR or NDR200"
+_SPEED_EXPECTED = LATER.gettext("a speed such as 400G, 400 Gb/s, 400Gbps, 1.6T, 100M, 400 (Gb/s), NDR, 4xHDR or NDR200")
 
 _SWITCH_NAME = re.compile(r"leaf|spine|core|switch|(?<![a-z])(?:sw|tor)(?![a-z])")
 _CARD_NAME = re.compile(r"(?:^|[^a-z])(?:gpu|card)[-_]?\d+$")
@@ -80,7 +80,7 @@ _ROLES = {
     "nic": ("nic", None),
     "hca": ("nic", None),
 }
-_ROLE_EXPECTED = "one of " + ", ".join(_ROLES)
+_ROLE_EXPECTED = LATER.gettext("one of %(names)s") % {"names": Joined(list(_ROLES), ", ")}
 
 # NetBox cable status -> link state: the plan expects only connected cables to carry traffic now.
 _NETBOX_STATES = {"connected": "up", "planned": "down", "decommissioning": "down"}
@@ -251,7 +251,9 @@ class _Table:
         try:
             return next(self.reader, None)
         except csv.Error as error:
-            raise IngestError(f"malformed CSV: {error}", source=self.source_name, line=line, expected="CSV text") from error
+            raise IngestError(
+                LATER.gettext("malformed CSV: %(error)s") % {"error": str(error)}, source=self.source_name, line=line, expected=LATER.gettext("CSV text"),
+            ) from error
 
     def rows(self) -> Iterator[_Row]:
         columns = self._header()
@@ -264,7 +266,9 @@ class _Table:
                 continue
             if len(cells) > len(columns):
                 self.problems.add(
-                    f"{len(cells)} cells", line=line, expected=f"at most {len(columns)}, one for each header column"
+                    LATER.ngettext("%(count)s cell", "%(count)s cells", len(cells)) % {"count": len(cells)},
+                    line=line,
+                    expected=LATER.gettext("at most %(count)s, one for each header column") % {"count": len(columns)},
                 )
                 continue
             yield _Row(line, dict(zip(columns, cells)))
@@ -274,16 +278,16 @@ class _Table:
             cells = self._next(self.reader.line_num + 1)
             if cells is None:
                 raise IngestError(
-                    "no header row",
+                    LATER.gettext("no header row"),
                     source=self.source_name,
-                    expected=f"a header row with the columns {', '.join(self.required)}",
+                    expected=LATER.gettext("a header row with the columns %(columns)s") % {"columns": Joined(list(self.required), ", ")},
                 )
             columns = [_normalise_column(cell) for cell in cells]
             columns = [self.aliases.get(column, column) for column in columns]
             if set(self.required) <= set(columns):
                 for column in {column for column in columns if column and columns.count(column) > 1}:
                     self.problems.add(
-                        f"column {column!r} appears twice", line=self.reader.line_num, expected="each column once"
+                        LATER.gettext("column %(column)s appears twice") % {"column": repr(column)}, line=self.reader.line_num, expected=LATER.gettext("each column once"),
                     )
                 return columns
 
@@ -299,7 +303,7 @@ def _netbox_cables(row: _Row, problems: ProblemCollector) -> list[_Cable]:
             problems.add(
                 f"side_{side}_type {kind!r}",
                 line=row.line,
-                expected=", ".join(sorted(_DATA_TERMINATIONS)) + " (power and console cables are skipped)",
+                expected=LATER.gettext("%(kinds)s (power and console cables are skipped)") % {"kinds": Joined(sorted(_DATA_TERMINATIONS), ", ")},
             )
             return []
         device = row.get(f"side_{side}_device")
@@ -307,23 +311,25 @@ def _netbox_cables(row: _Row, problems: ProblemCollector) -> list[_Cable]:
         ports = [port.strip() for port in row.get(f"side_{side}_name").split(",")]
         if not device or not all(ports):
             problems.add(
-                f"side {side.upper()} has no {'device' if not device else 'port'}",
+                (LATER.gettext("side %(side)s has no device") if not device else LATER.gettext("side %(side)s has no port")) % {"side": side.upper()},
                 line=row.line,
-                expected=f"side_{side}_device and side_{side}_name (Device {side.upper()}, Termination {side.upper()})",
+                expected=LATER.gettext("%(device)s and %(name)s (%(device_label)s, %(name_label)s)") % {
+                    "device": f"side_{side}_device", "name": f"side_{side}_name", "device_label": f"Device {side.upper()}", "name_label": f"Termination {side.upper()}",
+                },  # fmt: skip
             )
             return []
         sides.append((device, ports))
     (device_a, ports_a), (device_b, ports_b) = sides
     if len(ports_a) != len(ports_b):
         problems.add(
-            f"{len(ports_a)} terminations on side A and {len(ports_b)} on side B",
+            LATER.gettext("%(a)s terminations on side A and %(b)s on side B") % {"a": len(ports_a), "b": len(ports_b)},
             line=row.line,
-            expected="as many terminations on each side (one cable per pair)",
+            expected=LATER.gettext("as many terminations on each side (one cable per pair)"),
         )
         return []
     status = row.get("status").lower() or "connected"  # NetBox's default
     if status not in _NETBOX_STATES:
-        problems.add(f"status {row.get('status')!r}", line=row.line, expected=", ".join(_NETBOX_STATES))
+        problems.add(LATER.gettext("status %(status)s") % {"status": repr(row.get("status"))}, line=row.line, expected=Joined(list(_NETBOX_STATES), ", "))
         return []
     cable_type = row.get("type").lower()
     attrs = {"status": status}
@@ -357,9 +363,9 @@ def _length_m(row: _Row, problems: ProblemCollector) -> float | None:
     unit = (row.get("length_unit") or (match.group(2) if match else "") or "m").lower()
     if match is None or unit not in _METRES_PER_UNIT:
         problems.add(
-            f"length {text!r} {row.get('length_unit')}".rstrip(),
+            LATER.gettext("length %(length)s") % {"length": f"{text!r} {row.get('length_unit')}".rstrip()},
             line=row.line,
-            expected="a number, with length_unit m, cm, ft or in (metres if none)",
+            expected=LATER.gettext("a number, with length_unit m, cm, ft or in (metres if none)"),
         )
         return None
     return float(match.group(1)) * _METRES_PER_UNIT[unit]
@@ -368,13 +374,15 @@ def _length_m(row: _Row, problems: ProblemCollector) -> float | None:
 def _point_to_point_cable(row: _Row, problems: ProblemCollector) -> _Cable | None:
     missing = [column for column in _CABLING_REQUIRED if not row.get(column)]
     if missing:
-        problems.add(f"empty {', '.join(missing)}", line=row.line, expected="device, port, peer_device and peer_port")
+        problems.add(
+            LATER.gettext("empty %(columns)s") % {"columns": Joined(missing, ", ")}, line=row.line, expected=LATER.gettext("device, port, peer_device and peer_port"),
+        )
         return None
     bandwidth, attrs = None, {}
     if row.get("speed"):
         speed = parse_speed(row.get("speed"))
         if speed is None or speed[0] <= 0:
-            problems.add(f"speed {row.get('speed')!r}", line=row.line, expected=_SPEED_EXPECTED)
+            problems.add(LATER.gettext("speed %(speed)s") % {"speed": repr(row.get("speed"))}, line=row.line, expected=_SPEED_EXPECTED)
             return None
         bandwidth, attrs = speed
     roles = []
@@ -386,7 +394,7 @@ def _point_to_point_cable(row: _Row, problems: ProblemCollector) -> _Cable | Non
         roles.append(_ROLES.get(role))
     state = row.get("state").lower() or "up"
     if state not in _LINK_STATES:
-        problems.add(f"state {row.get('state')!r}", line=row.line, expected=", ".join(_LINK_STATES))
+        problems.add(LATER.gettext("state %(state)s") % {"state": repr(row.get("state"))}, line=row.line, expected=Joined(list(_LINK_STATES), ", "))
         return None
     if state in _NETBOX_STATES:
         attrs = attrs | {"status": state}
@@ -417,16 +425,18 @@ def _plan(source_name: str, cables: list[_Cable], problems: ProblemCollector, op
             ends.append((node.id, port))
         (a, a_port), (b, b_port) = ends
         if a == b:
-            problems.add(f"a cable from {cable.ends[0][0]!r} to itself", line=cable.line, expected="two different devices")
+            problems.add(
+                LATER.gettext("a cable from %(device)s to itself") % {"device": repr(cable.ends[0][0])}, line=cable.line, expected=LATER.gettext("two different devices"),
+            )
             continue
         if port_users.get((b, b_port), (0, None))[1] == (a, a_port):
             continue  # the same cable, listed again (from either end)
         reused = next((end for end in ends if end in port_users), None)
         if reused is not None:
             problems.add(
-                f"port {reused[1]!r} of {reused[0]!r} is already cabled on line {port_users[reused][0]}",
+                LATER.gettext("port %(port)s of %(device)s is already cabled on line %(line)s") % {"port": repr(reused[1]), "device": repr(reused[0]), "line": str(port_users[reused][0])},
                 line=cable.line,
-                expected="each port in at most one cable",
+                expected=LATER.gettext("each port in at most one cable"),
             )
             continue
         port_users[(a, a_port)] = (cable.line, (b, b_port))
@@ -443,7 +453,7 @@ def _plan(source_name: str, cables: list[_Cable], problems: ProblemCollector, op
             )
         )
     if not cables and not len(problems):
-        problems.add("no cables", expected="at least one row below the header")
+        problems.add(LATER.gettext("no cables"), expected=LATER.gettext("at least one row below the header"))
     problems.raise_if_any()
     return FabricSpec(source_name, tuple(nodes.values()), tuple(links), {"plan": True})
 
@@ -461,9 +471,10 @@ def _explicit_roles(
             earlier, line = roles.setdefault(key, (role, cable.line))
             if earlier[0] != role[0] or None not in (earlier[1], role[1]) and earlier[1] != role[1]:
                 problems.add(
-                    f"{device!r} is a {_role_text(role)} here but a {_role_text(earlier)} on line {line}",
+                    LATER.gettext("%(device)s is a %(role)s here but a %(earlier)s on line %(line)s")
+                    % {"device": repr(device), "role": _role_text(role), "earlier": _role_text(earlier), "line": str(line)},
                     line=cable.line,
-                    expected="one kind for each device",
+                    expected=LATER.gettext("one kind for each device"),
                 )
             elif earlier[1] is None and role[1] is not None:
                 roles[key] = (role, line)  # "switch" then "spine": the spine it is

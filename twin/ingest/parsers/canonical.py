@@ -25,8 +25,8 @@ import fastjsonschema
 import jsonschema
 import yaml
 
-from twin.simcore.translation import gettext_noop
-from twin.ingest.errors import IngestError, ProblemCollector
+from twin.simcore.translation import LATER, gettext_noop
+from twin.ingest.errors import IngestError, ProblemCollector, Words
 from twin.ingest.options import ParseOptions
 from twin.ingest.registry import Parser, register_parser
 from twin.simcore.errors import FabricError, PathPart, format_path
@@ -105,28 +105,26 @@ def _load(text: str, source_name: str) -> Any:
             return json.loads(text)
         except json.JSONDecodeError as error:
             raise IngestError(
-                f"malformed JSON: {error.msg} (column {error.colno})",
+                LATER.gettext("malformed JSON: %(error)s (column %(column)s)") % {"error": error.msg, "column": error.colno},
                 source=source_name,
                 line=error.lineno,
-                expected="valid JSON",
+                expected=LATER.gettext("valid JSON"),
             ) from error
         except RecursionError as error:
-            raise IngestError("JSON nested too deeply", source=source_name, expected="a twin-fabric document") from error
+            raise IngestError(LATER.gettext("JSON nested too deeply"), source=source_name, expected=LATER.gettext("a twin-fabric document")) from error
     try:
         _refuse_anchors_and_aliases(text, source_name)
         return yaml.load(text, Loader=_YAML_LOADER)
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         raise IngestError(
-            f"malformed YAML: {error.problem or error.context}",
+            LATER.gettext("malformed YAML: %(error)s") % {"error": error.problem or error.context},
             source=source_name,
             line=mark.line + 1 if mark else None,
-            expected="valid YAML",
+            expected=LATER.gettext("valid YAML"),
         ) from error
     except yaml.YAMLError as error:
-        raise IngestError(
-            f"malformed YAML: {error}", source=source_name, expected="valid YAML"
-        ) from error
+        raise IngestError(LATER.gettext("malformed YAML: %(error)s") % {"error": str(error)}, source=source_name, expected=LATER.gettext("valid YAML")) from error
 
 
 def _refuse_anchors_and_aliases(text: str, source_name: str) -> None:
@@ -139,10 +137,11 @@ def _refuse_anchors_and_aliases(text: str, source_name: str) -> None:
     for event in yaml.parse(text, Loader=_YAML_LOADER):
         if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
             raise IngestError(
-                f"YAML {'alias' if isinstance(event, yaml.AliasEvent) else 'anchor'} {event.anchor!r} is not allowed",
+                (LATER.gettext("YAML alias %(name)s is not allowed") if isinstance(event, yaml.AliasEvent) else LATER.gettext("YAML anchor %(name)s is not allowed"))
+                % {"name": repr(event.anchor)},
                 source=source_name,
                 line=event.start_mark.line + 1,
-                expected="every value written out in full (no YAML anchors & or aliases *)",
+                expected=LATER.gettext("every value written out in full (no YAML anchors & or aliases *)"),
             )
 
 
@@ -195,7 +194,7 @@ def _passes_fast_schema_check(text: str, document: Any) -> bool:
     return True
 
 
-def _describe(error: jsonschema.ValidationError) -> tuple[tuple[PathPart, ...], str]:
+def _describe(error: jsonschema.ValidationError) -> tuple[tuple[PathPart, ...], Words]:
     """Path to point at and message for a schema error.
 
     jsonschema's own text repeats the allowed values, which ``expected`` (the
@@ -204,10 +203,10 @@ def _describe(error: jsonschema.ValidationError) -> tuple[tuple[PathPart, ...], 
     """
     path = tuple(error.absolute_path)
     if error.validator in ("const", "enum"):
-        return path, f"unexpected value {json.dumps(error.instance, default=str)}"
+        return path, LATER.gettext("unexpected value %(value)s") % {"value": json.dumps(error.instance, default=str)}
     if error.validator == "additionalProperties":
         unknown = next(key for key in error.instance if key not in error.schema["properties"])
-        return (*path, unknown), f"unknown field {unknown!r}"
+        return (*path, unknown), LATER.gettext("unknown field %(field)s") % {"field": repr(unknown)}
     return path, error.message
 
 

@@ -36,7 +36,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from twin.simcore.translation import gettext_noop
+from twin.simcore.translation import LATER, Joined, gettext_noop
 from twin.ingest.errors import IngestError, ProblemCollector
 from twin.ingest.options import ParseOptions
 from twin.ingest.registry import Parser, register_parser
@@ -90,8 +90,8 @@ AGGREGATION_DEVICE_ID = "0xcf09"  # devid of the Quantum in-switch SHARP engine
 _AGGREGATION_TEXT = re.compile(r"\bAggregation Node\b", re.IGNORECASE)
 
 _UNKNOWN_WIDTH, _UNKNOWN_SPEED = "??", "???"
-_WIDTHS_EXPECTED = f"one of {', '.join(WIDTH_LANES)} ({_UNKNOWN_WIDTH} when unknown)"
-_SPEEDS_EXPECTED = f"one of {', '.join(LANE_GBPS)} ({_UNKNOWN_SPEED} when unknown)"
+_WIDTHS_EXPECTED = LATER.gettext("one of %(names)s (%(unknown)s when unknown)") % {"names": Joined(list(WIDTH_LANES), ", "), "unknown": _UNKNOWN_WIDTH}
+_SPEEDS_EXPECTED = LATER.gettext("one of %(names)s (%(unknown)s when unknown)") % {"names": Joined(list(LANE_GBPS), ", "), "unknown": _UNKNOWN_SPEED}
 _LANE_COUNTS = np.array(sorted(WIDTH_LANES.values()))
 _SPEEDS_OR_UNKNOWN = frozenset(LANE_GBPS) | {_UNKNOWN_SPEED}
 _HEX_GUID = re.compile(r"[0-9a-fA-F]{1,16}")
@@ -179,14 +179,20 @@ def _report_link_token(token: str, line: int, problems: ProblemCollector) -> Non
     match = _LINK_TOKEN.fullmatch(token)
     width, speed = match["width"], match["speed"]
     if width is None:
-        problems.add(f"no link width in {token!r}", line=line, expected=_WIDTHS_EXPECTED)
+        problems.add(LATER.gettext("no link width in %(token)s") % {"token": repr(token)}, line=line, expected=_WIDTHS_EXPECTED)
     elif width != _UNKNOWN_WIDTH and width not in WIDTH_LANES:
-        problems.add(f"unknown link width {width!r} in {token!r}", line=line, expected=_WIDTHS_EXPECTED)
+        problems.add(
+            LATER.gettext("unknown link width %(width)s in %(token)s") % {"width": repr(width), "token": repr(token)}, line=line, expected=_WIDTHS_EXPECTED,
+        )
     elif speed != _UNKNOWN_SPEED and speed not in LANE_GBPS:
-        problems.add(f"unknown link speed {speed!r} in {token!r}", line=line, expected=_SPEEDS_EXPECTED)
+        problems.add(
+            LATER.gettext("unknown link speed %(speed)s in %(token)s") % {"speed": repr(speed), "token": repr(token)}, line=line, expected=_SPEEDS_EXPECTED,
+        )
     else:
         problems.add(
-            f"malformed link width and speed {token!r}", line=line, expected=f"a width ({_WIDTHS_EXPECTED}) then a speed"
+            LATER.gettext("malformed link width and speed %(token)s") % {"token": repr(token)},
+            line=line,
+            expected=LATER.gettext("a width (%(widths)s) then a speed") % {"widths": _WIDTHS_EXPECTED},
         )
 
 
@@ -242,9 +248,9 @@ class _FabricBuilder:
         first = self.devices.setdefault(device.id, device)
         if first is not device:
             self.problems.add(
-                f"node {device.id} is described twice (first on line {first.line})",
+                LATER.gettext("node %(node)s is described twice (first on line %(line)s)") % {"node": device.id, "line": str(first.line)},
                 line=device.line,
-                expected="one block per node",
+                expected=LATER.gettext("one block per node"),
             )
 
     def add_idle_port(self, node_id: str, port: str, attrs: dict[str, Any]) -> None:
@@ -286,11 +292,9 @@ def _assemble(name: str, attrs: Mapping[str, Any], built: _FabricBuilder) -> Fab
         for position in unknown:
             cable = cables[position]
             built.problems.add(
-                f"link {cable.a}[{cable.a_port}] - {cable.b}[{cable.b_port}] has no known width or "
-                "speed, so no bandwidth",
+                LATER.gettext("link %(link)s has no known width or speed, so no bandwidth") % {"link": f"{cable.a}[{cable.a_port}] - {cable.b}[{cable.b_port}]"},
                 line=cable.line,
-                expected=f"a width ({_WIDTHS_EXPECTED}) and a speed, or a default bandwidth in the "
-                "upload options",
+                expected=LATER.gettext("a width (%(widths)s) and a speed, or a default bandwidth in the upload options") % {"widths": _WIDTHS_EXPECTED},
             )
         built.problems.raise_if_any()
     if unknown.size:
@@ -449,8 +453,9 @@ _EXTRA_IDS = {"vendid": "vendor_id", "devid": "device_id", "sysimgguid": "system
 _DETECT_IBNETDISCOVER = re.compile(
     r"^(?:# Topology file: generated on |(?:switchguid|caguid|rtguid)=0x[0-9a-fA-F]+)", re.MULTILINE
 )
-_PORT_LINE_EXPECTED = 'a port line such as [1]\t"H-<16 hex digits>"[1](<GUID>) \t\t# "<description>" lid 11 4xNDR'
-_NODE_LINE_EXPECTED = 'a node line such as Switch\t65 "S-<16 hex digits>"\t\t# "<description>" enhanced port 0 lid 2 lmc 0'
+_PORT_LINE_EXPECTED = LATER.gettext("a port line such as %(example)s") % {"example": '[1]\t"H-<16 hex digits>"[1](<GUID>) \t\t# "<description>" lid 11 4xNDR'}
+_NODE_LINE_EXPECTED = LATER.gettext("a node line such as %(example)s") % {"example": 'Switch\t65 "S-<16 hex digits>"\t\t# "<description>" enhanced port 0 lid 2 lmc 0'}
+_GUID_AFTER_PREFIX = LATER.gettext("16 hex digits after the S-, H- or R- prefix")
 
 
 class _PortEnd(NamedTuple):
@@ -477,7 +482,7 @@ class IbnetdiscoverParser(Parser):
 
     def parse(self, text: str, *, source_name: str, options: ParseOptions = ParseOptions()) -> FabricSpec:
         if not text or text.isspace():  # (not strip(): no copy of a big file)
-            raise IngestError("the file is empty", source=source_name, expected="ibnetdiscover output")
+            raise IngestError(LATER.gettext("the file is empty"), source=source_name, expected=LATER.gettext("ibnetdiscover output"))
         problems = ProblemCollector(source_name, limit=options.max_problems)
         reader = _IbnetdiscoverReader(problems)
         for number, line in _numbered_lines(text):
@@ -485,10 +490,11 @@ class IbnetdiscoverParser(Parser):
         reader.end_block(None)
         if not reader.devices and not problems:
             raise IngestError(
-                "no ibnetdiscover node blocks found",
+                LATER.gettext("no ibnetdiscover node blocks found"),
                 source=source_name,
-                expected='ibnetdiscover output: blocks of "vendid=", "devid=", "switchguid=" or "caguid=" '
-                "lines, a Switch/Ca node line and its port lines",
+                expected=LATER.gettext(
+                    'ibnetdiscover output: blocks of "vendid=", "devid=", "switchguid=" or "caguid=" lines, a Switch/Ca node line and its port lines'
+                ),
             )
         builder = _FabricBuilder(problems, options)
         reader.emit(builder)
@@ -530,13 +536,14 @@ class _IbnetdiscoverReader:
         elif not self.started or _PROMPT.match(stripped) or _GROUPING_LINE.fullmatch(stripped):
             return  # leading junk, a shell prompt, or a -g chassis heading
         elif stripped.startswith(("Switch", "Ca", "Rt")):
-            self.problems.add(f"malformed node line {_shorten(stripped)!r}", line=number, expected=_NODE_LINE_EXPECTED)
+            self.problems.add(LATER.gettext("malformed node line %(line)s") % {"line": repr(_shorten(stripped))}, line=number, expected=_NODE_LINE_EXPECTED)
         else:
             self.problems.add(
-                f"unrecognised line {_shorten(stripped)!r}",
+                LATER.gettext("unrecognised line %(line)s") % {"line": repr(_shorten(stripped))},
                 line=number,
-                expected="an ibnetdiscover line: vendid=, devid=, sysimgguid=, switchguid=, caguid=, a "
-                "Switch/Ca node line, a [port] line, a # comment or a blank line",
+                expected=LATER.gettext(
+                    "an ibnetdiscover line: vendid=, devid=, sysimgguid=, switchguid=, caguid=, a Switch/Ca node line, a [port] line, a # comment or a blank line"
+                ),
             )
 
     def read_comment(self, stripped: str) -> None:
@@ -551,13 +558,15 @@ class _IbnetdiscoverReader:
         key, value = ids["key"], ids["value"]
         if self.node is not None:
             self.problems.add(
-                f"{key}= line among the port lines of node {self.node.guid}",
+                LATER.gettext("%(key)s= line among the port lines of node %(node)s") % {"key": key, "node": self.node.guid},
                 line=number,
-                expected="a blank line before the next block",
+                expected=LATER.gettext("a blank line before the next block"),
             )
             return
         if _HEX_VALUE.fullmatch(value) is None:
-            self.problems.add(f"bad {key} value {value!r}", line=number, expected="0x and up to 16 hex digits")
+            self.problems.add(
+                LATER.gettext("bad %(key)s value %(value)s") % {"key": key, "value": repr(value)}, line=number, expected=LATER.gettext("0x and up to 16 hex digits"),
+            )
             return
         if not self.ids:
             self.ids_line = number
@@ -571,32 +580,36 @@ class _IbnetdiscoverReader:
         problems_before = len(self.problems)
         if guid is None:
             self.problems.add(
-                f"bad node GUID {node['guid']!r}", line=number, expected="16 hex digits after the S-, H- or R- prefix"
+                LATER.gettext("bad node GUID %(guid)s") % {"guid": repr(node["guid"])}, line=number, expected=_GUID_AFTER_PREFIX,
             )
         elif node["prefix"] != prefix:
             self.problems.add(
-                f"{node['type']} line naming its node {node['prefix']}-..., not {prefix}-...",
+                LATER.gettext("%(type)s line naming its node %(prefix)s-..., not %(expected_prefix)s-...")
+                % {"type": node["type"], "prefix": node["prefix"], "expected_prefix": prefix},
                 line=number,
-                expected=f'"{prefix}-<GUID>" on a {node["type"]} line',
+                expected=LATER.gettext('"%(prefix)s-<GUID>" on a %(type)s line') % {"prefix": prefix, "type": node["type"]},
             )
         if node_type == "switch" and node["lid"] is None:
-            self.problems.add("switch line without its port 0 LID", line=number, expected=_NODE_LINE_EXPECTED)
+            self.problems.add(LATER.gettext("switch line without its port 0 LID"), line=number, expected=_NODE_LINE_EXPECTED)
         elif node["rest"].strip() not in ("", "(scp)"):
             self.problems.add(
-                f"unexpected {_shorten(node['rest'].strip())!r} after the node description",
+                LATER.gettext("unexpected %(text)s after the node description") % {"text": repr(_shorten(node["rest"].strip()))},
                 line=number,
                 expected=_NODE_LINE_EXPECTED,
             )
         declared = next((self.ids[key] for key in _GUID_KEYS if key in self.ids), None)
         if guid is not None and declared is not None and declared != guid:
             self.problems.add(
-                f"node line GUID {guid} differs from the block's {declared} (line {self.ids_line})",
+                LATER.gettext("node line GUID %(guid)s differs from the block's %(declared)s (line %(line)s)")
+                % {"guid": guid, "declared": declared, "line": str(self.ids_line)},
                 line=number,
-                expected="the GUID of the switchguid= or caguid= line above",
+                expected=LATER.gettext("the GUID of the switchguid= or caguid= line above"),
             )
         ports = int(node["ports"])
         if ports < 1:
-            self.problems.add(f"{node['type']} with {ports} ports", line=number, expected="a port count of at least 1")
+            self.problems.add(
+                LATER.gettext("%(type)s with %(ports)s ports") % {"type": node["type"], "ports": ports}, line=number, expected=LATER.gettext("a port count of at least 1"),
+            )
         if len(self.problems) > problems_before:
             self.ids, self.node, self.skipping_block = {}, None, True
             if guid is not None:
@@ -615,7 +628,9 @@ class _IbnetdiscoverReader:
         first = self.devices.setdefault(guid, device)
         if first is not device:
             self.problems.add(
-                f"node {guid} is described twice (first on line {first.line})", line=number, expected="one block per node"
+                LATER.gettext("node %(node)s is described twice (first on line %(line)s)") % {"node": guid, "line": str(first.line)},
+                line=number,
+                expected=LATER.gettext("one block per node"),
             )
         self.ids, self.node = {}, device
 
@@ -640,9 +655,9 @@ class _IbnetdiscoverReader:
         first = self.ends.setdefault(here, end)
         if first is not end:
             self.problems.add(
-                f"port {port} of node {node.guid} is listed twice (first on line {first.line})",
+                LATER.gettext("port %(port)s of node %(node)s is listed twice (first on line %(line)s)") % {"port": port, "node": node.guid, "line": str(first.line)},
                 line=number,
-                expected="each port once in its node's block",
+                expected=LATER.gettext("each port once in its node's block"),
             )
         elif lid is not None:
             self.port_lids.setdefault(node.guid, int(lid))  # a CA's LID is its port's
@@ -653,24 +668,26 @@ class _IbnetdiscoverReader:
         port_line = _PORT_LINE.match(stripped)
         if port_line is None:
             if not _PROMPT.match(stripped):
-                self.problems.add(f"malformed port line {_shorten(stripped)!r}", line=number, expected=_PORT_LINE_EXPECTED)
+                self.problems.add(
+                    LATER.gettext("malformed port line %(line)s") % {"line": repr(_shorten(stripped))}, line=number, expected=_PORT_LINE_EXPECTED,
+                )
         elif self.node is None:
             self.problems.add(
-                "port line outside a node block",
+                LATER.gettext("port line outside a node block"),
                 line=number,
-                expected="port lines right after their Switch/Ca node line, with no blank line between",
+                expected=LATER.gettext("port lines right after their Switch/Ca node line, with no blank line between"),
             )
         elif _padded_guid(port_line["guid"]) is None:
             self.problems.add(
-                f"bad GUID {port_line['guid']!r} in the far node's name",
+                LATER.gettext("bad GUID %(guid)s in the far node's name") % {"guid": repr(port_line["guid"])},
                 line=number,
-                expected="16 hex digits after the S-, H- or R- prefix",
+                expected=_GUID_AFTER_PREFIX,
             )
         elif port_line["prefix"] not in _PREFIX_TYPES:
             self.problems.add(
-                f"unknown node type prefix {port_line['prefix']!r}-",
+                LATER.gettext("unknown node type prefix %(prefix)s-") % {"prefix": repr(port_line["prefix"])},
                 line=number,
-                expected="S- (switch), H- (channel adapter) or R- (router)",
+                expected=LATER.gettext("S- (switch), H- (channel adapter) or R- (router)"),
             )
         else:
             _report_link_token(port_line["link"], number, self.problems)
@@ -678,10 +695,12 @@ class _IbnetdiscoverReader:
     def end_block(self, number: int | None) -> None:
         if self.ids:
             self.problems.add(
-                "node block without its node line (is the file cut short?)",
+                LATER.gettext("node block without its node line (is the file cut short?)"),
                 line=self.ids_line,
-                expected="a Switch, Ca or Rt node line after the block's vendid=, devid=, ... lines"
-                + (f", before the blank line {number}" if number else ""),
+                expected=LATER.gettext("a Switch, Ca or Rt node line after the block's vendid=, devid=, ... lines, before the blank line %(line)s")
+                % {"line": str(number)}
+                if number
+                else LATER.gettext("a Switch, Ca or Rt node line after the block's vendid=, devid=, ... lines"),
             )
         self.ids, self.node, self.skipping_block = {}, None, False
 
@@ -701,32 +720,34 @@ class _IbnetdiscoverReader:
                 self.add_cable(builder, here, end._replace(line=min(end.line, back.line)))
             elif here == there:
                 self.problems.add(
-                    f"port {here[1]} of node {here[0]} is plugged into itself",
+                    LATER.gettext("port %(port)s of node %(node)s is plugged into itself") % {"port": here[1], "node": here[0]},
                     line=end.line,
-                    expected="a cable between two ports",
+                    expected=LATER.gettext("a cable between two ports"),
                 )
 
     def report_disagreement(self, here: tuple[str, int], end: _PortEnd, back: _PortEnd | None) -> None:
         """Report a port line whose far end has no block, or does not list the link back."""
         remote = self.devices.get(end.remote_guid)
+        port = {"port": here[1], "node": here[0], "remote": end.remote_guid}
         if remote is None:
-            message = f"leads to node {end.remote_guid}, which has no block of its own (is the file cut short?)"
-            expected = "a block for every node named at the far end of a port"
+            message = LATER.gettext("port %(port)s of node %(node)s leads to node %(remote)s, which has no block of its own (is the file cut short?)") % port
+            expected = LATER.gettext("a block for every node named at the far end of a port")
         elif remote.node_type != end.remote_type:
-            message = (
-                f"calls node {end.remote_guid} a {end.remote_type}, but its block (line {remote.line}) "
-                f"is a {remote.node_type}"
-            )
-            expected = "the node type prefix (S-, H-, R-) that matches the node's own block"
+            message = LATER.gettext("port %(port)s of node %(node)s calls node %(remote)s a %(said_type)s, but its block (line %(line)s) is a %(type)s") % {
+                **port, "said_type": end.remote_type, "line": str(remote.line), "type": remote.node_type,
+            }  # fmt: skip
+            expected = LATER.gettext("the node type prefix (S-, H-, R-) that matches the node's own block")
+        elif back is None:
+            message = LATER.gettext("port %(port)s of node %(node)s leads to port %(remote_port)s of node %(remote)s, but that node's block does not list it") % {
+                **port, "remote_port": end.remote_port,
+            }  # fmt: skip
+            expected = LATER.gettext("every link listed from both of its ends")
         else:
-            said = (
-                "does not list it"
-                if back is None
-                else f"has it lead to {back.remote_guid}[{back.remote_port}] (line {back.line})"
-            )
-            message = f"leads to port {end.remote_port} of node {end.remote_guid}, but that node's block {said}"
-            expected = "every link listed from both of its ends"
-        self.problems.add(f"port {here[1]} of node {here[0]} {message}", line=end.line, expected=expected)
+            message = LATER.gettext(
+                "port %(port)s of node %(node)s leads to port %(remote_port)s of node %(remote)s, but that node's block has it lead to %(back)s (line %(line)s)"
+            ) % {**port, "remote_port": end.remote_port, "back": f"{back.remote_guid}[{back.remote_port}]", "line": str(back.line)}
+            expected = LATER.gettext("every link listed from both of its ends")
+        self.problems.add(message, line=end.line, expected=expected)
 
     def add_cable(self, builder: _FabricBuilder, here: tuple[str, int], end: _PortEnd) -> None:
         (guid, port), far_port = here, end.remote_port
@@ -752,10 +773,9 @@ _PORTS_ROW = re.compile(
 )
 _PORTS_TYPES = {"SW": "switch", "CA": "ca", "RT": "router"}
 _DETECT_PORTS = re.compile(r"^\s*(?:SW|CA|RT)\s+\d+\s+\d+\s+0x[0-9a-fA-F]{16} \S+ \S+ (?:- |\s{20,}')", re.MULTILINE)
-_PORTS_ROW_EXPECTED = (
-    "a ports report row such as \"CA    11  1 0x0c42a10300860100 4x NDR - SW     2  1 0xb8599f0300a01240 "
-    "( 'node01 mlx5_0' - 'MF0;leaf01:MQM9700/U1' )\""
-)
+_PORTS_ROW_EXPECTED = LATER.gettext("a ports report row such as %(example)s") % {
+    "example": "\"CA    11  1 0x0c42a10300860100 4x NDR - SW     2  1 0xb8599f0300a01240 ( 'node01 mlx5_0' - 'MF0;leaf01:MQM9700/U1' )\""
+}
 
 
 @register_parser
@@ -776,15 +796,13 @@ class IbnetdiscoverPortsParser(Parser):
 
     def parse(self, text: str, *, source_name: str, options: ParseOptions = ParseOptions()) -> FabricSpec:
         if not text or text.isspace():  # (not strip(): no copy of a big file)
-            raise IngestError("the file is empty", source=source_name, expected="ibnetdiscover -p output")
+            raise IngestError(LATER.gettext("the file is empty"), source=source_name, expected=LATER.gettext("ibnetdiscover -p output"))
         problems = ProblemCollector(source_name, limit=options.max_problems)
         reader = _PortsReportReader(_FabricBuilder(problems, options))
         for number, line in _numbered_lines(text):
             reader.read(number, line)
         if not reader.started:
-            raise IngestError(
-                "no ibnetdiscover -p rows found", source=source_name, expected=_PORTS_ROW_EXPECTED
-            )
+            raise IngestError(LATER.gettext("no ibnetdiscover -p rows found"), source=source_name, expected=_PORTS_ROW_EXPECTED)
         return reader.builder.build(source_name, {"source_format": IBNETDISCOVER_PORTS_FORMAT})
 
 
@@ -804,7 +822,7 @@ class _PortsReportReader:
         row = _PORTS_ROW.fullmatch(stripped)
         if row is None:
             if self.started and not _PROMPT.match(stripped):
-                self.problems.add(f"unrecognised line {_shorten(stripped)!r}", line=number, expected=_PORTS_ROW_EXPECTED)
+                self.problems.add(LATER.gettext("unrecognised line %(line)s") % {"line": repr(_shorten(stripped))}, line=number, expected=_PORTS_ROW_EXPECTED)
             return
         self.started = True
         description = row["idle_description"] if row["remote_type"] is None else row["description"]
@@ -818,10 +836,10 @@ class _PortsReportReader:
         far = self.device(row["remote_type"], row["remote_guid"], row["remote_description"], int(row["remote_lid"]), number)
         width, speed = row["width"], row["speed"]
         if width != _UNKNOWN_WIDTH and width not in WIDTH_LANES:
-            self.problems.add(f"unknown link width {width!r}", line=number, expected=_WIDTHS_EXPECTED)
+            self.problems.add(LATER.gettext("unknown link width %(width)s") % {"width": repr(width)}, line=number, expected=_WIDTHS_EXPECTED)
             return
         if speed != _UNKNOWN_SPEED and speed not in LANE_GBPS:
-            self.problems.add(f"unknown link speed {speed!r}", line=number, expected=_SPEEDS_EXPECTED)
+            self.problems.add(LATER.gettext("unknown link speed %(speed)s") % {"speed": repr(speed)}, line=number, expected=_SPEEDS_EXPECTED)
             return
         if far is None:
             return
@@ -840,7 +858,7 @@ class _PortsReportReader:
         """The node a row names, added to the builder the first time it is seen."""
         guid = _padded_guid(guid_text)
         if guid is None:
-            self.problems.add(f"bad GUID 0x{guid_text}", line=number, expected="0x and 16 hex digits")
+            self.problems.add(LATER.gettext("bad GUID %(guid)s") % {"guid": f"0x{guid_text}"}, line=number, expected=LATER.gettext("0x and 16 hex digits"))
             return None
         node_type = _PORTS_TYPES[type_code]
         known = self.builder.devices.get(ib_node_id(guid))
@@ -849,9 +867,10 @@ class _PortsReportReader:
             self.builder.add_device(known)
         elif known.node_type != node_type:
             self.problems.add(
-                f"node {guid} is a {node_type} here but a {known.node_type} on line {known.line}",
+                LATER.gettext("node %(node)s is a %(type)s here but a %(known_type)s on line %(line)s")
+                % {"node": guid, "type": node_type, "known_type": known.node_type, "line": str(known.line)},
                 line=number,
-                expected="one node type per GUID",
+                expected=LATER.gettext("one node type per GUID"),
             )
             return None
         return known
@@ -890,9 +909,9 @@ _SIGNALLING_SPEEDS = {
 }
 _LINKINFO_WIDTHS = {f"{lanes}X": lanes for lanes in WIDTH_LANES.values()}
 _COULD_BE = re.compile(r"Could be (\d+X|\S+ Gbps(?: \(FDR10\))?)")
-_LINKINFO_PORT_EXPECTED = (
-    'a port line such as "3   34[  ] ==( 4X  106.25 Gbps Active/  LinkUp)==>  1  4[  ] "<description>" ( )"'
-)
+_LINKINFO_PORT_EXPECTED = LATER.gettext("a port line such as %(example)s") % {
+    "example": '"3   34[  ] ==( 4X  106.25 Gbps Active/  LinkUp)==>  1  4[  ] "<description>" ( )"'
+}
 
 
 class _LinkinfoPort(NamedTuple):
@@ -931,7 +950,7 @@ class IblinkinfoParser(Parser):
 
     def parse(self, text: str, *, source_name: str, options: ParseOptions = ParseOptions()) -> FabricSpec:
         if not text or text.isspace():  # (not strip(): no copy of a big file)
-            raise IngestError("the file is empty", source=source_name, expected="iblinkinfo output")
+            raise IngestError(LATER.gettext("the file is empty"), source=source_name, expected=LATER.gettext("iblinkinfo output"))
         problems = ProblemCollector(source_name, limit=options.max_problems)
         builder = _FabricBuilder(problems, options)
         reader = _IblinkinfoReader(builder)
@@ -939,10 +958,9 @@ class IblinkinfoParser(Parser):
             reader.read(number, line)
         if not reader.started:
             raise IngestError(
-                "no iblinkinfo node blocks found",
+                LATER.gettext("no iblinkinfo node blocks found"),
                 source=source_name,
-                expected='iblinkinfo output: "Switch: 0x<GUID> <description>:" or "CA: <description>:" lines, '
-                "each followed by its port lines",
+                expected=LATER.gettext('iblinkinfo output: "Switch: 0x<GUID> <description>:" or "CA: <description>:" lines, each followed by its port lines'),
             )
         reader.emit()
         return builder.build(source_name, {"source_format": IBLINKINFO_FORMAT})
@@ -970,7 +988,7 @@ class _IblinkinfoReader:
         elif port_line := _LINKINFO_PORT.fullmatch(stripped):
             self.read_port(number, port_line)
         elif self.started and not _PROMPT.match(stripped):
-            self.problems.add(f"unrecognised line {_shorten(stripped)!r}", line=number, expected=_LINKINFO_PORT_EXPECTED)
+            self.problems.add(LATER.gettext("unrecognised line %(line)s") % {"line": repr(_shorten(stripped))}, line=number, expected=_LINKINFO_PORT_EXPECTED)
 
     def read_header(self, number: int, header: re.Match[str]) -> None:
         self.started = True
@@ -981,7 +999,7 @@ class _IblinkinfoReader:
         guid = _normalise_guid(header["guid"] or "")
         if guid is None:
             self.problems.add(
-                f"bad switch GUID {header['guid']!r}", line=number, expected="Switch: 0x<16 hex digits> <description>:"
+                LATER.gettext("bad switch GUID %(guid)s") % {"guid": repr(header["guid"])}, line=number, expected=LATER.gettext("Switch: 0x<16 hex digits> <description>:"),
             )
             return
         self.node = _Device(ib_node_id(guid), "switch", header["description"], number, guid=guid)
@@ -991,9 +1009,9 @@ class _IblinkinfoReader:
         if not self.started:
             self.started = True
             self.problems.add(
-                "port line before any Switch: or CA: header",
+                LATER.gettext("port line before any Switch: or CA: header"),
                 line=number,
-                expected='a "Switch: 0x<GUID> <description>:" or "CA: <description>:" line first',
+                expected=LATER.gettext('a "Switch: 0x<GUID> <description>:" or "CA: <description>:" line first'),
             )
             return
         node = self.node or self.claim_channel_adapter(number, port_line)
@@ -1009,9 +1027,9 @@ class _IblinkinfoReader:
             idle = _LINKINFO_INACTIVE.fullmatch(port_line["link"]) or _LINKINFO_ACTIVE.fullmatch(port_line["link"])
             if idle is None:
                 self.problems.add(
-                    f"malformed port state {port_line['link']!r}",
+                    LATER.gettext("malformed port state %(state)s") % {"state": repr(port_line["link"])},
                     line=number,
-                    expected="(<state>/<physical state>), such as (Down/ Polling)",
+                    expected=LATER.gettext("(<state>/<physical state>), such as (Down/ Polling)"),
                 )
                 return
             idle_attrs = {"state": idle["state"].lower(), "physical_state": idle["physical"]}
@@ -1020,17 +1038,21 @@ class _IblinkinfoReader:
         active, far = _LINKINFO_ACTIVE.fullmatch(port_line["link"]), _LINKINFO_REMOTE.fullmatch(remote)
         if active is None or far is None:
             self.problems.add(
-                f"malformed port line {_shorten(port_line.group())!r}", line=number, expected=_LINKINFO_PORT_EXPECTED
+                LATER.gettext("malformed port line %(line)s") % {"line": repr(_shorten(port_line.group()))}, line=number, expected=_LINKINFO_PORT_EXPECTED,
             )
             return
         lanes, speed = _LINKINFO_WIDTHS.get(active["width"]), _SIGNALLING_SPEEDS.get(active["speed"])
         if lanes is None:
             self.problems.add(
-                f"unknown link width {active['width']!r}", line=number, expected="one of " + ", ".join(_LINKINFO_WIDTHS)
+                LATER.gettext("unknown link width %(width)s") % {"width": repr(active["width"])},
+                line=number,
+                expected=LATER.gettext("one of %(names)s") % {"names": Joined(list(_LINKINFO_WIDTHS), ", ")},
             )
         if speed is None:
             self.problems.add(
-                f"unknown link speed {active['speed']!r}", line=number, expected="one of " + ", ".join(_SIGNALLING_SPEEDS)
+                LATER.gettext("unknown link speed %(speed)s") % {"speed": repr(active["speed"])},
+                line=number,
+                expected=LATER.gettext("one of %(names)s") % {"names": Joined(list(_SIGNALLING_SPEEDS), ", ")},
             )
         if lanes is not None and speed is not None:
             self.ports.append(
@@ -1052,9 +1074,9 @@ class _IblinkinfoReader:
         guid = _normalise_guid(port_line["port_guid"] or "")
         if guid is None:
             self.problems.add(
-                f"CA port line without a port GUID ({port_line['port_guid']!r})",
+                LATER.gettext("CA port line without a port GUID (%(guid)s)") % {"guid": repr(port_line["port_guid"])},
                 line=number,
-                expected="0x<16 hex digits> before the LID on the port lines of a CA",
+                expected=LATER.gettext("0x<16 hex digits> before the LID on the port lines of a CA"),
             )
             self.header = None
             return None
@@ -1098,10 +1120,12 @@ def _first_sighting(
     if seen.get(here, (None,))[0] != there:
         port, other = (here, seen[here]) if here in seen else (there, seen[there])
         problems.add(
-            f"port {port[1]} of {port[0]} leads to {other[0][0]}[{other[0][1]}] on line {other[1]}, which "
-            f"disagrees with this line's {here[0]}[{here[1]}] - {there[0]}[{there[1]}]",
+            LATER.gettext("port %(port)s of %(node)s leads to %(peer)s on line %(line)s, which disagrees with this line's %(link)s") % {
+                "port": port[1], "node": port[0], "peer": f"{other[0][0]}[{other[0][1]}]", "line": str(other[1]),
+                "link": f"{here[0]}[{here[1]}] - {there[0]}[{there[1]}]",
+            },  # fmt: skip
             line=line,
-            expected="the peer of each port to agree from both of its ends",
+            expected=LATER.gettext("the peer of each port to agree from both of its ends"),
         )
     return False
 

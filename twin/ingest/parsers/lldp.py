@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
-from twin.simcore.translation import gettext_noop
+from twin.simcore.translation import LATER, gettext_noop, plain_words
 from twin.ingest.errors import IngestError, ProblemCollector
 from twin.ingest.hostlist import host_node_id, source_host
 from twin.ingest.options import ParseOptions
@@ -102,7 +102,7 @@ class LldpJsonParser(Parser):
         document = _load(text, source_name)
         problems = ProblemCollector(source_name, limit=options.max_problems)
         if not isinstance(document, dict) or "lldp" not in document:
-            problems.add("no top-level \"lldp\" object", expected='the output of lldpctl -f json: {"lldp": {...}}')
+            problems.add(LATER.gettext('no top-level "lldp" object'), expected=LATER.gettext('the output of lldpctl -f json: %(example)s') % {"example": '{"lldp": {...}}'})
             problems.raise_if_any()
         neighbours = list(_neighbours(document["lldp"], problems))
         problems.raise_if_any()
@@ -114,10 +114,13 @@ def _load(text: str, source_name: str) -> Any:
         return json.loads(text.lstrip("\ufeff"), object_pairs_hook=_Object)
     except json.JSONDecodeError as error:
         raise IngestError(
-            f"malformed JSON: {error.msg} (column {error.colno})", source=source_name, line=error.lineno, expected="valid JSON"
+            LATER.gettext("malformed JSON: %(error)s (column %(column)s)") % {"error": error.msg, "column": error.colno},
+            source=source_name,
+            line=error.lineno,
+            expected=LATER.gettext("valid JSON"),
         ) from error
     except RecursionError as error:
-        raise IngestError("JSON nested too deeply", source=source_name, expected="the output of lldpctl -f json") from error
+        raise IngestError(LATER.gettext("JSON nested too deeply"), source=source_name, expected=LATER.gettext("the output of lldpctl -f json")) from error
 
 
 def _as_list(value: Any) -> list:
@@ -150,19 +153,19 @@ def _interfaces(lldp: Any, problems: ProblemCollector) -> Iterator[tuple[str, An
                 path = f"lldp[{index}].interface[{position}]"
                 name = _text(item.get("name")) if isinstance(item, dict) else None
                 if not name:
-                    problems.add("interface without a name", path=path, expected='{"name": "<ifname>", ...}')
+                    problems.add(LATER.gettext("interface without a name"), path=path, expected='{"name": "<ifname>", ...}')
                     continue
                 yield name, item, path
         return
     if not isinstance(lldp, dict):
-        problems.add("\"lldp\" is neither an object nor a list", path="lldp", expected='{"interface": ...}')
+        problems.add(LATER.gettext('"lldp" is neither an object nor a list'), path="lldp", expected='{"interface": ...}')
         return
     interfaces = lldp.get("interface")
     items = interfaces if isinstance(interfaces, list) else [interfaces] if interfaces is not None else []
     for position, item in enumerate(items):
         where = f"lldp.interface[{position}]" if isinstance(interfaces, list) else "lldp.interface"
         if not isinstance(item, dict):
-            problems.add("interface entry is not an object", path=where, expected='{"<ifname>": {...}}')
+            problems.add(LATER.gettext("interface entry is not an object"), path=where, expected='{"<ifname>": {...}}')
             continue
         for name, body in getattr(item, "pairs", item.items()):
             yield name, body, f"{where}.{name}"
@@ -171,20 +174,20 @@ def _interfaces(lldp: Any, problems: ProblemCollector) -> Iterator[tuple[str, An
 def _neighbours(lldp: Any, problems: ProblemCollector) -> Iterator[_Neighbour]:
     for interface, body, path in _interfaces(lldp, problems):
         if not isinstance(body, dict):
-            problems.add("interface is not an object", path=path, expected="an object with chassis and port")
+            problems.add(LATER.gettext("interface is not an object"), path=path, expected=LATER.gettext("an object with chassis and port"))
             continue
         chassis_name, chassis = _chassis(body.get("chassis"))
         if chassis is None:
-            problems.add("no chassis", path=f"{path}.chassis", expected="the neighbour's chassis (name or id)")
+            problems.add(LATER.gettext("no chassis"), path=f"{path}.chassis", expected=LATER.gettext("the neighbour's chassis (name or id)"))
             continue
         chassis_id = _text(_first_object(chassis.get("id")).get("value"))
         if not (chassis_name or chassis_id):
-            problems.add("chassis with neither name nor id", path=f"{path}.chassis", expected="a system name or a chassis id")
+            problems.add(LATER.gettext("chassis with neither name nor id"), path=f"{path}.chassis", expected=LATER.gettext("a system name or a chassis id"))
             continue
         port = _first_object(body.get("port"))
         port_id = _text(_first_object(port.get("id")).get("value"))
         if not port_id:
-            problems.add("no port id", path=f"{path}.port.id", expected='{"type": "ifname", "value": "swp1"}')
+            problems.add(LATER.gettext("no port id"), path=f"{path}.port.id", expected='{"type": "ifname", "value": "swp1"}')
             continue
         capabilities = tuple(
             name
@@ -236,15 +239,17 @@ def _fabric(source_name: str, neighbours: list[_Neighbour], problems: ProblemCol
         ends = ((local.id, neighbour.interface), (node.id, neighbour.port))
         if node.id == local.id:
             problems.add(
-                f"{neighbour.interface} sees this host itself", path=neighbour.path, expected="a neighbour on another device"
+                LATER.gettext("%(interface)s sees this host itself") % {"interface": neighbour.interface},
+                path=neighbour.path,
+                expected=LATER.gettext("a neighbour on another device"),
             )
             continue
         reused = next((end for end in ends if end in ends_used), None)
         if reused is not None:
             problems.add(
-                f"port {reused[1]!r} of {reused[0]!r} already has a neighbour at {ends_used[reused]}",
+                LATER.gettext("port %(port)s of %(device)s already has a neighbour at %(path)s") % {"port": repr(reused[1]), "device": repr(reused[0]), "path": ends_used[reused]},
                 path=neighbour.path,
-                expected="one neighbour for each interface and port",
+                expected=LATER.gettext("one neighbour for each interface and port"),
             )
             continue
         ends_used.update(dict.fromkeys(ends, neighbour.path))
@@ -257,7 +262,7 @@ def _fabric(source_name: str, neighbours: list[_Neighbour], problems: ProblemCol
             )
         )
     problems.raise_if_any()
-    attrs = {"warnings": [host_warning]} if host_warning else {}
+    attrs = {"warnings": [plain_words(host_warning)]} if host_warning else {}
     return FabricSpec(source_name, tuple(nodes.values()), tuple(links), attrs)
 
 

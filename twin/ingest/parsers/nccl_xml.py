@@ -35,8 +35,8 @@ from xml.etree.ElementTree import Element, ParseError, TreeBuilder
 from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import DefusedXMLParser
 
-from twin.simcore.translation import gettext_noop
-from twin.ingest.errors import IngestError, ProblemCollector
+from twin.simcore.translation import LATER, Phrase, gettext_noop, plain_words
+from twin.ingest.errors import IngestError, ProblemCollector, Words
 from twin.ingest.hostlist import source_host
 from twin.ingest.options import ParseOptions
 from twin.ingest.registry import Parser, register_parser
@@ -138,10 +138,10 @@ class NcclTopoXmlParser(Parser):
         document = _Document(root, lines, problems)
         if root.tag != "system" or root.get("version") != "1":
             problems.add(
-                f'root element <{root.tag}{_shown_version(root)}>',
+                LATER.gettext("root element %(element)s") % {"element": f"<{root.tag}{_shown_version(root)}>"},
                 line=lines.get(root),
                 path=f"/{root.tag}",
-                expected='<system version="1"> (an NCCL topology; hwloc and NCCL graph dumps are other formats)',
+                expected=LATER.gettext('<system version="1"> (an NCCL topology; hwloc and NCCL graph dumps are other formats)'),
             )
             problems.raise_if_any()
         builder = _FabricBuilder(document, source_name, options, _text_warnings(text))
@@ -150,14 +150,14 @@ class NcclTopoXmlParser(Parser):
         return builder.fabric()
 
 
-def _text_warnings(text: str) -> list[str]:
+def _text_warnings(text: str) -> list[Phrase]:
     """What NCCL's own reader would trip over in the raw text (it is stricter than XML)."""
     warnings = []
     if text.lstrip("\ufeff \t\r\n").startswith("<?xml"):
-        warnings.append("line 1: NCCL's reader does not accept the <?xml ?> prolog")
+        warnings.append(LATER.gettext("line 1: NCCL's reader does not accept the <?xml ?> prolog"))
     if "\t" in text:
         line = text.count("\n", 0, text.index("\t")) + 1
-        warnings.append(f"line {line}: a TAB, which NCCL's reader does not take for white space")
+        warnings.append(LATER.gettext("line %(line)s: a TAB, which NCCL's reader does not take for white space") % {"line": str(line)})
     return warnings
 
 
@@ -190,26 +190,25 @@ def _load(text: str, source_name: str) -> tuple[Element, dict[Element, int]]:
         return parser.close(), recorder.lines
     except DefusedXmlException as error:
         raise IngestError(
-            "a document type declaration (<!DOCTYPE ...>), refused: it can define entities that expand "
-            "or read other files",
+            LATER.gettext("a document type declaration (<!DOCTYPE ...>), refused: it can define entities that expand or read other files"),
             source=source_name,
             line=parser.parser.CurrentLineNumber,
-            expected="an NCCL topology XML without DTD or entities",
+            expected=LATER.gettext("an NCCL topology XML without DTD or entities"),
         ) from error
     except ParseError as error:
         line, column = error.position
         raise IngestError(
-            f"malformed XML: {ErrorString(error.code)} (column {column + 1})",
+            LATER.gettext("malformed XML: %(error)s (column %(column)s)") % {"error": ErrorString(error.code), "column": column + 1},
             source=source_name,
             line=line,
-            expected="well-formed XML",
+            expected=LATER.gettext("well-formed XML"),
         ) from error
     except UnicodeError as error:
         raise IngestError(
-            f"text that is not valid Unicode: {error.reason}",
+            LATER.gettext("text that is not valid Unicode: %(reason)s") % {"reason": error.reason},
             source=source_name,
             line=parser.parser.CurrentLineNumber,
-            expected="UTF-8 text",
+            expected=LATER.gettext("UTF-8 text"),
         ) from error
 
 
@@ -240,11 +239,11 @@ class _Document:
             yield element
             stack.extend(reversed(element))
 
-    def problem(self, element: Element, message: str, expected: str) -> None:
+    def problem(self, element: Element, message: Words, expected: Words) -> None:
         self.problems.add(message, line=self.lines.get(element), path=self.paths.get(element), expected=expected)
 
-    def warning(self, element: Element, message: str) -> str:
-        return f"line {self.lines.get(element)} ({self.paths.get(element)}): {message}"
+    def warning(self, element: Element, message: Phrase) -> Phrase:
+        return LATER.gettext("line %(line)s (%(path)s): %(warning)s") % {"line": str(self.lines.get(element)), "path": self.paths.get(element), "warning": message}
 
     def integer(self, element: Element, name: str, *, hexadecimal: bool = False) -> int | None:
         """An integer attribute, ``None`` when absent; a problem when not a number."""
@@ -254,7 +253,7 @@ class _Document:
         try:
             return int(value, 16) if hexadecimal else int(value)
         except ValueError:
-            kind = "a hexadecimal number" if hexadecimal else "an integer"
+            kind = LATER.gettext("a hexadecimal number") if hexadecimal else LATER.gettext("an integer")
             self.problem(element, f'{name}="{value}"', kind)
             return None
 
@@ -262,8 +261,8 @@ class _Document:
         value = element.get(name)
         bus_id = None if value is None else normalise_bus_id(value)
         if bus_id is None:
-            shown = "no " + name if value is None else f'{name}="{value}"'
-            self.problem(element, shown, f'{name}="dddd:bb:dd.f", a PCI bus id')
+            shown = LATER.gettext("no %(attribute)s") % {"attribute": name} if value is None else f'{name}="{value}"'
+            self.problem(element, shown, LATER.gettext("%(example)s, a PCI bus id") % {"example": f'{name}="dddd:bb:dd.f"'})
         return bus_id
 
 
@@ -281,7 +280,7 @@ class _Device:
 class _FabricBuilder:
     """Walks the document once, then turns what it found into nodes and links."""
 
-    def __init__(self, document: _Document, source_name: str, options: ParseOptions, warnings: list[str]) -> None:
+    def __init__(self, document: _Document, source_name: str, options: ParseOptions, warnings: list[Phrase]) -> None:
         self.document = document
         self.source_name = source_name
         self.lane_gbps = options.default_bandwidth_gbps
@@ -351,8 +350,8 @@ class _FabricBuilder:
         if first is not element:
             self.document.problem(
                 element,
-                f"bus id {bus_id} already used at line {self.document.lines.get(first)}",
-                "each bus id once a host",
+                LATER.gettext("bus id %(bus_id)s already used at line %(line)s") % {"bus_id": bus_id, "line": str(self.document.lines.get(first))},
+                LATER.gettext("each bus id once a host"),
             )
             return
         device_class = element.get("class", "")
@@ -366,7 +365,7 @@ class _FabricBuilder:
     def _read_gpu(self, element: Element) -> None:
         pci = self.document.parents.get(element)
         if pci is None or pci.tag != "pci":
-            self.document.problem(element, "a <gpu> outside any <pci>", "<gpu> inside the <pci> of its bus id")
+            self.document.problem(element, LATER.gettext("a <gpu> outside any <pci>"), LATER.gettext("<gpu> inside the <pci> of its bus id"))
             return
         host, chain, numa = self._context(element)
         if not self._owns_bus_id(pci, host):
@@ -410,12 +409,12 @@ class _FabricBuilder:
             by_name.setdefault(net.get("name") or bus_id or "", []).append(net)
         if not nets:
             if bus_id is None:
-                self.document.problem(element, "a <nic> with no <net> and no bus id", '<net name="mlx5_0" .../> children')
+                self.document.problem(element, LATER.gettext("a <nic> with no <net> and no bus id"), LATER.gettext('<net name="mlx5_0" .../> children'))
             else:
                 self._add_nic(element, host, chain, numa, bus_id, None, ())
         for name, named_nets in by_name.items():
             if not name:
-                self.document.problem(named_nets[0], "a <net> without name outside any <pci>", 'name="mlx5_0"')
+                self.document.problem(named_nets[0], LATER.gettext("a <net> without name outside any <pci>"), 'name="mlx5_0"')
                 continue
             self._add_nic(element, host, chain, numa, bus_id, name, named_nets)
 
@@ -433,7 +432,7 @@ class _FabricBuilder:
         local_name = name or bus_id
         nic_id = f"{host}/nic:{local_name}"
         if nic_id in self.nics:
-            document.problem(element, f"NIC {local_name} appears twice", "each NIC once a host")
+            document.problem(element, LATER.gettext("NIC %(nic)s appears twice") % {"nic": local_name}, LATER.gettext("each NIC once a host"))
             return
         attrs: dict = {}
         if bus_id is not None:
@@ -465,11 +464,11 @@ class _FabricBuilder:
         document = self.document
         target = document.bus_id(nvlink, "target")
         if nvlink.get("count") is None:
-            document.problem(nvlink, "no count", 'count="<number of NVLinks>"')
+            document.problem(nvlink, LATER.gettext("no count"), LATER.gettext('count="<number of NVLinks>"'))
             return
         count = document.integer(nvlink, "count")
         if count is not None and count < 1:
-            document.problem(nvlink, f'count="{count}"', "a positive number of NVLinks")
+            document.problem(nvlink, f'count="{count}"', LATER.gettext("a positive number of NVLinks"))
             return
         if target is None or count is None:
             return
@@ -487,7 +486,11 @@ class _FabricBuilder:
             scope = self.file_host if target == _NVSWITCH_PLACEHOLDER else card.host
             peer_id = f"{scope}/nvswitch" if target == _NVSWITCH_PLACEHOLDER else f"{scope}/nvswitch:{target}"
             if (card.node_id, peer_id) in self.switch_links:
-                document.problem(nvlink, f"a second nvlink from {card.node_id} to {peer_id}", "one nvlink element per peer, with the number of NVLinks in count")
+                document.problem(
+                    nvlink,
+                    LATER.gettext("a second nvlink from %(card)s to %(peer)s") % {"card": card.node_id, "peer": peer_id},
+                    LATER.gettext("one nvlink element per peer, with the number of NVLinks in count"),
+                )
                 return
             self.switch_links.add((card.node_id, peer_id))
             on_pci = {} if target == _NVSWITCH_PLACEHOLDER else {"busid": target}
@@ -538,13 +541,16 @@ class _FabricBuilder:
         document = self.document
         for element in document.walk():
             limits = (
-                (len(element.attrib) > _NCCL_MAX_ATTRIBUTES, f"{len(element.attrib)} attributes", _NCCL_MAX_ATTRIBUTES),
-                (len(element) > _NCCL_MAX_CHILDREN, f"{len(element)} children", _NCCL_MAX_CHILDREN),
-                (any(len(value) > _NCCL_MAX_VALUE for value in element.attrib.values()), "a long value", _NCCL_MAX_VALUE),
-            )
-            for exceeded, what, limit in limits:
+                (len(element.attrib) > _NCCL_MAX_ATTRIBUTES, LATER.gettext("%(count)s attributes; NCCL's reader takes at most %(limit)s"), len(element.attrib), _NCCL_MAX_ATTRIBUTES),
+                (len(element) > _NCCL_MAX_CHILDREN, LATER.gettext("%(count)s children; NCCL's reader takes at most %(limit)s"), len(element), _NCCL_MAX_CHILDREN),
+                (
+                    any(len(value) > _NCCL_MAX_VALUE for value in element.attrib.values()),
+                    LATER.gettext("a long value; NCCL's reader takes at most %(limit)s"), None, _NCCL_MAX_VALUE,
+                ),
+            )  # fmt: skip
+            for exceeded, warning, count, limit in limits:
                 if exceeded:
-                    self.warnings.append(document.warning(element, f"{what}; NCCL's reader takes at most {limit}"))
+                    self.warnings.append(document.warning(element, warning % {"count": count, "limit": limit}))
 
     # Building -----------------------------------------------------------------------------
 
@@ -560,7 +566,7 @@ class _FabricBuilder:
         nodes += [
             NodeSpec(node_id, "switch", node_id, tier="leaf", attrs=attrs) for node_id, attrs in self.nvswitches.items()
         ]
-        attrs = {"warnings": self.warnings} if self.warnings else {}
+        attrs = {"warnings": [plain_words(warning) for warning in self.warnings]} if self.warnings else {}
         return FabricSpec(self.source_name, tuple(nodes), tuple(self.links), attrs)
 
     @staticmethod

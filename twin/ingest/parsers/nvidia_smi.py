@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from twin.simcore.translation import gettext_noop
+from twin.simcore.translation import LATER, Joined, gettext_noop, plain_words
 from twin.ingest.errors import ProblemCollector
 from twin.ingest.hostlist import source_host
 from twin.ingest.options import ParseOptions
@@ -41,7 +41,7 @@ FORMAT_NAME = "nvidia-smi-topo"
 MAX_NVLINKS_PER_GPU = 18
 
 _CELL = re.compile(r"X|SYS|SOC|NODE|PHB|PXB|PIX|NV(\d+)")
-_CELL_EXPECTED = "X, NV<n>, PIX, PXB, PHB, NODE, SYS or SOC"
+_CELL_EXPECTED = LATER.gettext("X, NV<n>, PIX, PXB, PHB, NODE, SYS or SOC")
 _GPU_LABEL = re.compile(r"GPU(\d+)")
 # GPU<n>, NIC<n>, or an RDMA device name as old drivers print it (mlx5_0, mlx5_bond_0).
 _LABEL = re.compile(r"(?:GPU|NIC)\d+|[a-z][\w.-]*\d")
@@ -74,13 +74,13 @@ class NvidiaSmiTopoParser(Parser):
         header_index = next((index for index, line in enumerate(lines) if _is_header(line.split())), None)
         if header_index is None:
             problems.add(
-                "no matrix header",
-                expected="a header line of column labels starting with GPU0, as nvidia-smi topo -m prints it",
+                LATER.gettext("no matrix header"),
+                expected=LATER.gettext("a header line of column labels starting with GPU0, as nvidia-smi topo -m prints it"),
             )
             problems.raise_if_any()
         labels = _labels(lines[header_index].split())
         for label in {label for label in labels if labels.count(label) > 1}:
-            problems.add(f"column {label} appears twice", line=header_index + 1, expected="each column label once")
+            problems.add(LATER.gettext("column %(label)s appears twice") % {"label": label}, line=header_index + 1, expected=LATER.gettext("each column label once"))
         rows = _rows(lines, header_index, labels, problems)
         _check_matrix(labels, rows, problems)
         nic_devices = _nic_legend(lines, header_index, problems)
@@ -113,26 +113,34 @@ def _rows(lines: list[str], header_index: int, labels: tuple[str, ...], problems
             break
         label = tokens[0]
         if label not in labels:
-            problems.add(f"row {label!r} is not a column of the header", line=line, expected=f"a row of {', '.join(labels)}")
+            problems.add(
+                LATER.gettext("row %(label)s is not a column of the header") % {"label": repr(label)},
+                line=line,
+                expected=LATER.gettext("a row of %(labels)s") % {"labels": Joined(list(labels), ", ")},
+            )
             continue
         if label in rows:
-            problems.add(f"second row for {label}", line=line, expected=f"one row for {label}, at line {rows[label].line}")
+            problems.add(
+                LATER.gettext("second row for %(label)s") % {"label": label},
+                line=line,
+                expected=LATER.gettext("one row for %(label)s, at line %(line)s") % {"label": label, "line": str(rows[label].line)},
+            )
             continue
         cells = tuple(tokens[1 : 1 + len(labels)])
         if len(cells) < len(labels):
             problems.add(
-                f"row {label} has {len(cells)} cells",
+                LATER.ngettext("row %(label)s has %(count)s cell", "row %(label)s has %(count)s cells", len(cells)) % {"label": label, "count": len(cells)},
                 line=line,
-                expected=f"{len(labels)} cells, one for each of {', '.join(labels)}",
+                expected=LATER.gettext("%(count)s cells, one for each of %(labels)s") % {"count": len(labels), "labels": Joined(list(labels), ", ")},
             )
             continue
         for column, cell in zip(labels, cells):
             if _CELL.fullmatch(cell) is None:
-                problems.add(f"{label}/{column} is {cell!r}", line=line, expected=_CELL_EXPECTED)
+                problems.add(LATER.gettext("%(cell)s is %(value)s") % {"cell": f"{label}/{column}", "value": repr(cell)}, line=line, expected=_CELL_EXPECTED)
         rows[label] = _Row(label, line, cells)
     for label in labels:
         if label not in rows:
-            problems.add(f"no row for {label}", expected="one row for each column of the header")
+            problems.add(LATER.gettext("no row for %(label)s") % {"label": label}, expected=LATER.gettext("one row for each column of the header"))
     return rows
 
 
@@ -142,15 +150,16 @@ def _check_matrix(labels: tuple[str, ...], rows: dict[str, _Row], problems: Prob
     for label, row in rows.items():
         for column, cell in zip(labels, row.cells):
             if (cell == "X") != (column == label):
-                expected = "X on the diagonal" if column == label else "X only on the diagonal"
-                problems.add(f"{label}/{column} is {cell!r}", line=row.line, expected=expected)
+                expected = LATER.gettext("X on the diagonal") if column == label else LATER.gettext("X only on the diagonal")
+                problems.add(LATER.gettext("%(cell)s is %(value)s") % {"cell": f"{label}/{column}", "value": repr(cell)}, line=row.line, expected=expected)
             elif column in rows and position[column] < position[label]:
                 mirrored = rows[column].cells[position[label]]
                 if _CELL.fullmatch(cell) and _CELL.fullmatch(mirrored) and mirrored != cell:
                     problems.add(
-                        f"{label}/{column} is {cell} but {column}/{label} (line {rows[column].line}) is {mirrored}",
+                        LATER.gettext("%(cell)s is %(value)s but %(mirror)s (line %(line)s) is %(mirrored)s")
+                        % {"cell": f"{label}/{column}", "value": cell, "mirror": f"{column}/{label}", "line": str(rows[column].line), "mirrored": mirrored},
                         line=row.line,
-                        expected="a symmetric matrix",
+                        expected=LATER.gettext("a symmetric matrix"),
                     )
 
 
@@ -164,7 +173,11 @@ def _nic_legend(lines: list[str], header_index: int, problems: ProblemCollector)
         elif in_legend and (entry := _NIC_LEGEND_ENTRY.fullmatch(lines[index])):
             label, device = entry.groups()
             if device in devices.values() or label in devices:
-                problems.add(f"{label}: {device} repeats a NIC or a device", line=index + 1, expected="each NIC and device once")
+                problems.add(
+                    LATER.gettext("%(label)s: %(device)s repeats a NIC or a device") % {"label": label, "device": device},
+                    line=index + 1,
+                    expected=LATER.gettext("each NIC and device once"),
+                )
             else:
                 devices[label] = device
     return devices
@@ -216,5 +229,5 @@ def _fabric(
         for nic in nics:
             if cell[gpu, nic] in ("PIX", "PXB"):
                 links.append(link(node_id[gpu], node_id[nic], DEFAULT_PCIE_GBPS, {"medium": "pcie", "path": cell[gpu, nic]}))
-    attrs = {"warnings": [host_warning]} if host_warning else {}
+    attrs = {"warnings": [plain_words(host_warning)]} if host_warning else {}
     return FabricSpec(source_name, tuple(nodes), tuple(links), attrs)

@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from twin.simcore.translation import gettext_noop
+from twin.simcore.translation import LATER, Joined, gettext_noop
 from twin.ingest.errors import ProblemCollector
 from twin.ingest.hostlist import HostlistError, expand_hostlist, host_node_id
 from twin.ingest.options import ParseOptions
@@ -57,7 +57,29 @@ _KEYS = {
     "blocksizes": (),
     "ringname": ("nodes",),
 }
-_HOSTLIST_EXPECTED = "a Slurm hostlist such as node[001-128] or leaf01,leaf02"
+_HOSTLIST_EXPECTED = LATER.gettext("a Slurm hostlist such as node[001-128] or leaf01,leaf02")
+# The kinds of named statement: each sentence about one, written out (a word spliced into a
+# sentence would not translate).
+_EMPTY_NAME = {"switch": LATER.gettext("empty switch name"), "block": LATER.gettext("empty block name"), "ring": LATER.gettext("empty ring name")}
+_A_NAME = {"switch": LATER.gettext("a switch name"), "block": LATER.gettext("a block name"), "ring": LATER.gettext("a ring name")}
+_LONG_NAME = {
+    "switch": LATER.gettext("switch name %(name)s... is %(length)s characters long"),
+    "block": LATER.gettext("block name %(name)s... is %(length)s characters long"),
+    "ring": LATER.gettext("ring name %(name)s... is %(length)s characters long"),
+}
+_DEFINED_TWICE = {
+    "switch": LATER.gettext("switch %(name)s is already defined on line %(line)s"),
+    "block": LATER.gettext("block %(name)s is already defined on line %(line)s"),
+    "ring": LATER.gettext("ring %(name)s is already defined on line %(line)s"),
+}
+_UNIQUE_NAMES = {"switch": LATER.gettext("unique switch names"), "block": LATER.gettext("unique block names"), "ring": LATER.gettext("unique ring names")}
+_WITHOUT_NODES = {"block": LATER.gettext("block without Nodes="), "ring": LATER.gettext("ring without Nodes=")}
+_ALREADY_IN = {
+    "block": LATER.gettext("node %(node)s is already in block %(group)s"),
+    "ring": LATER.gettext("node %(node)s is already in ring %(group)s"),
+}
+_AT_MOST_ONE = {"block": LATER.gettext("each node in at most one block"), "ring": LATER.gettext("each node in at most one ring")}
+
 
 
 @dataclass(frozen=True)
@@ -106,8 +128,8 @@ class SlurmTopologyParser(Parser):
             reader.read(statement)
         if not (reader.switches or reader.blocks or reader.rings):
             problems.add(
-                "no SwitchName, BlockName or RingName statement",
-                expected="a Slurm topology.conf (SwitchName=... Nodes=..., or BlockName=... Nodes=...)",
+                LATER.gettext("no SwitchName, BlockName or RingName statement"),
+                expected=LATER.gettext("a Slurm topology.conf (SwitchName=... Nodes=..., or BlockName=... Nodes=...)"),
             )
         heights = _switch_heights(reader.switches, problems)
         problems.raise_if_any()
@@ -141,23 +163,29 @@ def _statements(text: str, problems: ProblemCollector) -> Iterator[_Statement]:
             key, equals, value = token.partition("=")
             key = key.lower()
             if not equals or not key:
-                problems.add(f"{token!r} is not a Key=Value pair", line=line, expected="Key=Value, e.g. Nodes=node[01-04]")
+                problems.add(
+                    LATER.gettext("%(token)s is not a Key=Value pair") % {"token": repr(token)}, line=line, expected=LATER.gettext("Key=Value, e.g. Nodes=node[01-04]"),
+                )
                 break
             if keyword is None:
                 if key not in _KEYS:
                     problems.add(
-                        f"unknown statement {token.partition('=')[0]!r}",
+                        LATER.gettext("unknown statement %(key)s") % {"key": repr(token.partition("=")[0])},
                         line=line,
-                        expected="a line starting with SwitchName=, BlockName=, BlockSizes= or RingName=",
+                        expected=LATER.gettext("a line starting with SwitchName=, BlockName=, BlockSizes= or RingName="),
                     )
                     break
                 keyword = key
             elif key not in _KEYS[keyword]:
-                allowed = ", ".join(f"{name}=" for name in _KEYS[keyword]) or "nothing else"
-                problems.add(f"unknown key {token.partition('=')[0]!r} on a {keyword} line", line=line, expected=allowed)
+                allowed = Joined([f"{name}=" for name in _KEYS[keyword]], ", ") if _KEYS[keyword] else LATER.gettext("nothing else")
+                problems.add(
+                    LATER.gettext("unknown key %(key)s on a %(statement)s line") % {"key": repr(token.partition("=")[0]), "statement": keyword},
+                    line=line,
+                    expected=allowed,
+                )
                 break
             if key in values:
-                problems.add(f"{token.partition('=')[0]} given twice", line=line, expected="each key once a line")
+                problems.add(LATER.gettext("%(key)s given twice") % {"key": token.partition("=")[0]}, line=line, expected=LATER.gettext("each key once a line"))
                 break
             values[key] = value
         else:
@@ -187,18 +215,18 @@ class _Reader:
         name = statement.values[statement.keyword]
         what = statement.keyword.removesuffix("name")
         if not name:
-            self.problems.add(f"empty {what} name", line=statement.line, expected=f"a {what} name")
+            self.problems.add(_EMPTY_NAME[what], line=statement.line, expected=_A_NAME[what])
         elif len(name) > MAX_NAME_LENGTH:
             self.problems.add(
-                f"{what} name {name[:20]!r}... is {len(name)} characters long",
+                _LONG_NAME[what] % {"name": repr(name[:20]), "length": len(name)},
                 line=statement.line,
-                expected=f"at most {MAX_NAME_LENGTH} characters",
+                expected=LATER.gettext("at most %(count)s characters") % {"count": MAX_NAME_LENGTH},
             )
         elif name.lower() in seen:
             self.problems.add(
-                f"{what} {name!r} is already defined on line {seen[name.lower()].line}",
+                _DEFINED_TWICE[what] % {"name": repr(name), "line": str(seen[name.lower()].line)},
                 line=statement.line,
-                expected=f"unique {what} names",
+                expected=_UNIQUE_NAMES[what],
             )
         else:
             return name
@@ -210,7 +238,9 @@ class _Reader:
         try:
             names = expand_hostlist(statement.values[key])
         except HostlistError as error:
-            self.problems.add(f"{key.capitalize()}=: {error}", line=statement.line, expected=_HOSTLIST_EXPECTED)
+            self.problems.add(
+                LATER.gettext("%(key)s=: %(problem)s") % {"key": key.capitalize(), "problem": error.args[0]}, line=statement.line, expected=_HOSTLIST_EXPECTED,
+            )
             return ()
         return tuple(dict.fromkeys(names))  # a name listed twice is one child
 
@@ -228,14 +258,14 @@ class _Reader:
         values = statement.values
         if "nodes" in values and "switches" in values:
             self.problems.add(
-                "a switch line with both Nodes= and Switches=",
+                LATER.gettext("a switch line with both Nodes= and Switches="),
                 line=statement.line,
-                expected="Nodes= (a leaf switch) or Switches= (a switch above other switches), not both",
+                expected=LATER.gettext("Nodes= (a leaf switch) or Switches= (a switch above other switches), not both"),
             )
             return
         link_speed = values.get("linkspeed")
         if link_speed is not None and not link_speed.isdigit():
-            self.problems.add(f"LinkSpeed={link_speed!r}", line=statement.line, expected="an unsigned integer")
+            self.problems.add(f"LinkSpeed={link_speed!r}", line=statement.line, expected=LATER.gettext("an unsigned integer"))
             link_speed = None
         hosts = self._hosts(statement)
         children = tuple(dict.fromkeys(child.strip().lower() for child in self._hostlist(statement, "switches")))
@@ -257,21 +287,23 @@ class _Reader:
         name = self._name(statement, groups)
         if "nodes" not in statement.values:
             expected = f"{what.capitalize()}Name=<name> Nodes=<hostlist>"
-            self.problems.add(f"{what} without Nodes=", line=statement.line, expected=expected)
+            self.problems.add(_WITHOUT_NODES[what], line=statement.line, expected=expected)
             return
         hosts = self._hosts(statement)
         if what == "ring" and len(hosts) > MAX_RING_SIZE:
             self.problems.add(
-                f"ring of {len(hosts)} nodes", line=statement.line, expected=f"at most {MAX_RING_SIZE} nodes a ring"
+                LATER.ngettext("ring of %(count)s node", "ring of %(count)s nodes", len(hosts)) % {"count": len(hosts)},
+                line=statement.line,
+                expected=LATER.gettext("at most %(count)s nodes a ring") % {"count": MAX_RING_SIZE},
             )
         if name is None:
             return
         for host in hosts:
             if host in group_of_host:
                 self.problems.add(
-                    f"node {self.host_names[host]!r} is already in {what} {group_of_host[host]!r}",
+                    _ALREADY_IN[what] % {"node": repr(self.host_names[host]), "group": repr(group_of_host[host])},
                     line=statement.line,
-                    expected=f"each node in at most one {what}",
+                    expected=_AT_MOST_ONE[what],
                 )
             else:
                 group_of_host[host] = name
@@ -280,7 +312,9 @@ class _Reader:
     def _read_blocksizes(self, statement: _Statement) -> None:
         if self.block_sizes_line is not None:
             self.problems.add(
-                f"BlockSizes already given on line {self.block_sizes_line}", line=statement.line, expected="one BlockSizes line"
+                LATER.gettext("BlockSizes already given on line %(line)s") % {"line": str(self.block_sizes_line)},
+                line=statement.line,
+                expected=LATER.gettext("one BlockSizes line"),
             )
             return
         self.block_sizes_line = statement.line
@@ -289,7 +323,7 @@ class _Reader:
             self.problems.add(
                 f"BlockSizes={statement.values['blocksizes']!r}",
                 line=statement.line,
-                expected="positive integers separated by commas, e.g. BlockSizes=4,8,16",
+                expected=LATER.gettext("positive integers separated by commas, e.g. BlockSizes=4,8,16"),
             )
             return
         sizes = tuple(int(term) for term in terms)
@@ -298,9 +332,9 @@ class _Reader:
             ratio, remainder = divmod(size, base)
             if size <= previous or remainder or ratio & (ratio - 1):
                 self.problems.add(
-                    f"block size {size} after {previous}",
+                    LATER.gettext("block size %(size)s after %(previous)s") % {"size": size, "previous": previous},
                     line=statement.line,
-                    expected=f"increasing sizes, each the first ({base}) times a power of two",
+                    expected=LATER.gettext("increasing sizes, each the first (%(first)s) times a power of two") % {"first": base},
                 )
                 return
         self.block_sizes = sizes
@@ -355,9 +389,9 @@ def _switch_heights(switches: dict[str, _Switch], problems: ProblemCollector) ->
                 children[switch.id].append(child)
             else:
                 problems.add(
-                    f"switch {switch.name!r} lists unknown switch {child!r}",
+                    LATER.gettext("switch %(switch)s lists unknown switch %(child)s") % {"switch": repr(switch.name), "child": repr(child)},
                     line=switch.line,
-                    expected="Switches= naming switches defined by their own SwitchName= line",
+                    expected=LATER.gettext("Switches= naming switches defined by their own SwitchName= line"),
                 )
     heights: dict[str, int] = {}
     # Depth-first without recursion: a file may chain thousands of switches.
@@ -375,9 +409,9 @@ def _switch_heights(switches: dict[str, _Switch], problems: ProblemCollector) ->
             elif child in on_path:
                 cycle = " -> ".join(switches[name].name for name in (*path[path.index(child):], child))
                 problems.add(
-                    f"switches form a cycle ({cycle}): not a tree",
+                    LATER.gettext("switches form a cycle (%(cycle)s): not a tree") % {"cycle": cycle},
                     line=switches[child].line,
-                    expected="Switches= naming only switches below this one",
+                    expected=LATER.gettext("Switches= naming only switches below this one"),
                 )
             elif child not in heights:
                 path.append(child)

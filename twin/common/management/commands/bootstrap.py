@@ -2,16 +2,17 @@
 import os
 
 from django.core.management import call_command
-from django.core.management.base import BaseCommand
+from django.utils.translation import gettext, gettext_lazy as _
 
 from twin.accounts.services import admin_ensure
+from twin.common.cli import TwinCommand
 
 
-class Command(BaseCommand):
-    help = "Migrate, collect static files, load the demo fabric and make sure an admin exists."
+class Command(TwinCommand):
+    help = _("Migrate, collect static files, load the demo fabric and make sure an admin exists.")
 
     def add_arguments(self, parser):
-        parser.add_argument("--no-demo", action="store_true", help="Do not load the demo fabric.")
+        parser.add_argument("--no-demo", action="store_true", help=_("Do not load the demo fabric."))
 
     def handle(self, *args, no_demo: bool = False, **options):
         verbosity = options["verbosity"]
@@ -22,8 +23,7 @@ class Command(BaseCommand):
         username = os.environ.get("TWIN_ADMIN_USER", "admin")
         admin, generated = admin_ensure(username=username, password=os.environ.get("TWIN_ADMIN_PASSWORD"))
         if generated:
-            self.stdout.write(self.style.WARNING(
-                f"Created the admin user '{admin.username}' with password: {generated}\n"
-                "  It is shown only this once; change it with: python manage.py changepassword "
-                f"{admin.username}"
-            ))
+            self.stdout.write(self.style.WARNING(gettext(
+                "Created the admin user '%(user)s' with password: %(password)s\n"
+                "  It is shown only this once; change it with: python manage.py changepassword %(user)s"
+            ) % {"user": admin.username, "password": generated}))

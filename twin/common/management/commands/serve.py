@@ -14,8 +14,10 @@ from pathlib import Path
 
 from django.conf import settings
 from django.core.management import call_command
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
+from django.utils.translation import gettext, gettext_lazy as _, ngettext
 
+from twin.common.cli import TwinCommand
 from twin.common.embedded import EmbeddedRedis, dies_with_this_process
 from twin.common.management.commands.web import upload_temp_dir_empty, web_server_environment
 
@@ -89,17 +91,17 @@ def shown_address(listener: socket.socket) -> str:
     return f"[{host}]:{port}" if listener.family == socket.AF_INET6 else f"{host}:{port}"
 
 
-class Command(BaseCommand):
-    help = "Start Redis (if needed), the web server and the live and heavy Celery workers; Ctrl-C stops them all."
+class Command(TwinCommand):
+    help = _("Start Redis (if needed), the web server and the live and heavy Celery workers; Ctrl-C stops them all.")
 
     def add_arguments(self, parser):
         parser.add_argument("--host", default=os.environ.get("TWIN_HOST", "127.0.0.1"),
-                            help="Address or name to listen on; 127.0.0.1 also listens on ::1, 0.0.0.0 on :: (when this host has IPv6).")
+                            help=_("Address or name to listen on; 127.0.0.1 also listens on ::1, 0.0.0.0 on :: (when this host has IPv6)."))
         parser.add_argument("--port", type=int, default=int(os.environ.get("TWIN_PORT", "8000")))
         parser.add_argument("--concurrency", type=int, default=os.cpu_count() or 1,
-                            help="Processes of the heavy worker (whole runs and cells); default: one per core.")
-        parser.add_argument("--web-processes", type=int, default=1, help="Web server processes sharing the port (websocket fan-out scales with them).")
-        parser.add_argument("--no-demo", action="store_true", help="Do not load the demo fabric.")
+                            help=_("Processes of the heavy worker (whole runs and cells); default: one per core."))
+        parser.add_argument("--web-processes", type=int, default=1, help=_("Web server processes sharing the port (websocket fan-out scales with them)."))
+        parser.add_argument("--no-demo", action="store_true", help=_("Do not load the demo fabric."))
 
     def handle(self, *args, host: str, port: int, concurrency: int, web_processes: int, no_demo: bool, **options):
         self.children: dict[str, subprocess.Popen] = {}
@@ -109,9 +111,9 @@ class Command(BaseCommand):
         self.redis: EmbeddedRedis | None = None
         signal.signal(signal.SIGTERM, stop_on_signal)
         if port_in_use(host, port):
-            raise CommandError(f"Port {port} on {host} is already in use; choose another with --port.")
+            raise CommandError(gettext("Port %(port)s on %(host)s is already in use; choose another with --port.") % {"port": port, "host": host})
         if web_processes < 1:
-            raise CommandError("--web-processes must be at least 1.")
+            raise CommandError(gettext("--web-processes must be at least 1."))
         addresses = self.addresses_to_listen_on(host, port)
         try:
             self.env = self.prepare_environment()
@@ -132,19 +134,36 @@ class Command(BaseCommand):
                 self.spawn(name)
             self.wait_until_serving(host, port)
             database = settings.DATABASES["default"]
-            self.stdout.write(self.style.SUCCESS(
-                f"\nFabric twin is ready: http://{url_host(host)}:{port}/\n"
-                f"  database: {database['ENGINE'].rsplit('.', 1)[-1]} {database['NAME']}\n"
-                f"  redis:    {self.env['REDIS_URL']}{' (embedded, append-only file in ' + str(self.redis.workdir) + ')' if self.redis else ''}\n"
-                f"  workers:  live (replay player, run bookkeeping, sweeper; {LIVE_WORKER_THREADS} threads) and heavy "
-                f"(runs and cells; {concurrency} process{'es' if concurrency != 1 else ''} on {os.cpu_count()} cores, --concurrency to change)\n"
-                f"  web:      {web_processes} process{'es' if web_processes > 1 else ''} on {', '.join(map(shown_address, next(iter(self.listeners.values()))))}\n"
-                "  Log in as the admin user (its password was printed when it was created, or set\n"
-                "  TWIN_ADMIN_PASSWORD before the first start). Ctrl-C stops everything.\n"
-            ))
+            redis = (
+                gettext("%(url)s (embedded, append-only file in %(directory)s)") % {"url": self.env["REDIS_URL"], "directory": self.redis.workdir}
+                if self.redis
+                else self.env["REDIS_URL"]
+            )
+            lines = [
+                "",
+                gettext("Fabric twin is ready: %(url)s") % {"url": f"http://{url_host(host)}:{port}/"},
+                "  " + gettext("database: %(engine)s %(name)s") % {"engine": database["ENGINE"].rsplit(".", 1)[-1], "name": database["NAME"]},
+                "  " + gettext("redis:    %(redis)s") % {"redis": redis},
+                "  " + gettext("workers:  live (replay player, run bookkeeping, sweeper; %(threads)s threads) and heavy (%(heavy)s)") % {
+                    "threads": LIVE_WORKER_THREADS,
+                    "heavy": ngettext(
+                        "runs and cells; %(count)s process on %(cores)s cores, --concurrency to change",
+                        "runs and cells; %(count)s processes on %(cores)s cores, --concurrency to change", concurrency,
+                    ) % {"count": concurrency, "cores": os.cpu_count()},
+                },
+                "  " + ngettext("web:      %(count)s process on %(addresses)s", "web:      %(count)s processes on %(addresses)s", web_processes) % {
+                    "count": web_processes, "addresses": ", ".join(map(shown_address, next(iter(self.listeners.values())))),
+                },
+                "  " + gettext(
+                    "Log in as the admin user (its password was printed when it was created, or set\n"
+                    "  TWIN_ADMIN_PASSWORD before the first start). Ctrl-C stops everything."
+                ),
+                "",
+            ]  # fmt: skip
+            self.stdout.write(self.style.SUCCESS("\n".join(lines)))
             self.supervise()
         except KeyboardInterrupt:
-            self.stdout.write("\nStopping…")
+            self.stdout.write("\n" + gettext("Stopping…"))
         finally:
             self.stop_all()
 
@@ -155,13 +174,13 @@ class Command(BaseCommand):
             try:
                 reuse_port_socket(family, address).close()
             except OSError as error:
-                raise CommandError(f"Cannot listen on {address[0]} port {port}: {error.strerror}.") from None
+                raise CommandError(gettext("Cannot listen on %(address)s port %(port)s: %(reason)s.") % {"address": address[0], "port": port, "reason": error.strerror}) from None
         usable = []
         for family, address in companions:
             try:
                 reuse_port_socket(family, address).close()
             except OSError as error:
-                self.stdout.write(f"Not listening on [{address[0]}]:{port} too: {error.strerror}.")
+                self.stdout.write(gettext("Not listening on %(address)s too: %(reason)s.") % {"address": f"[{address[0]}]:{port}", "reason": error.strerror})
             else:
                 usable.append((family, address))
         return named + usable
@@ -171,7 +190,7 @@ class Command(BaseCommand):
         if not env.get("REDIS_URL"):
             self.redis = EmbeddedRedis(workdir=settings.DATA_DIR / "redis", persistent=True).start()
             env["REDIS_URL"] = self.redis.url
-            self.stdout.write(f"Started embedded Redis at {self.redis.url}")
+            self.stdout.write(gettext("Started embedded Redis at %(url)s") % {"url": self.redis.url})
         env.setdefault("DJANGO_SETTINGS_MODULE", "twin.settings")
         return env
 
@@ -201,7 +220,7 @@ class Command(BaseCommand):
                         return
             except OSError:
                 time.sleep(0.2)
-        raise CommandError(f"The web server did not answer on {url} within {timeout_s:.0f} s.")
+        raise CommandError(gettext("The web server did not answer on %(url)s within %(seconds)s s.") % {"url": url, "seconds": f"{timeout_s:.0f}"})
 
     def check_children(self) -> None:
         """Start again a child that exited (a killed worker, an out-of-memory web server), unless
@@ -220,8 +239,10 @@ class Command(BaseCommand):
         now = time.monotonic()
         exits = self.restarts[name] = [moment for moment in self.restarts.get(name, []) if now - moment < RESTART_WINDOW_S] + [now]
         if len(exits) > RESTARTS_ALLOWED:
-            raise CommandError(f"The {name} exited with code {returncode}, its {len(exits)}th exit within {RESTART_WINDOW_S} s; stopping.")
-        self.stdout.write(self.style.WARNING(f"The {name} exited with code {returncode}; starting it again."))
+            raise CommandError(gettext("The %(name)s exited with code %(code)s, its %(count)sth exit within %(seconds)s s; stopping.") % {
+                "name": name, "code": returncode, "count": len(exits), "seconds": RESTART_WINDOW_S,
+            })  # fmt: skip
+        self.stdout.write(self.style.WARNING(gettext("The %(name)s exited with code %(code)s; starting it again.") % {"name": name, "code": returncode}))
 
     def supervise(self) -> None:
         while True:

@@ -2,11 +2,13 @@
 import json
 
 from django.core.management.base import CommandError
+from django.utils import translation
 from django.utils.translation import gettext, gettext_lazy as _
 
 from twin.common.cli import TwinCommand, parameter_count
 from twin.fabrics.cli import fabric_snapshot
 from twin.simcore.errors import TwinCoreError
+from twin.simcore.translation import rendered, words_from_plain
 from twin.simulations.services import job_from_params, placement_compare
 
 
@@ -50,5 +52,5 @@ class Command(TwinCommand):
             parts = gettext(", ").join(f"{dim} {d['time_s'] * 1e3:.1f} ms" for dim, d in result["dimensions"].items())
             marker = "  " + gettext("<- best") if name == compared["best"] else ""
             self.stdout.write(f"  {name:<7} {result['communication_time_s'] * 1e3:10.1f} ms  ({parts}){marker}")
-            for warning in result["warnings"]:
-                self.stdout.write(self.style.WARNING(f"          {warning}"))
+            for warning in result["warning_words"]:
+                self.stdout.write(self.style.WARNING(f"          {rendered(words_from_plain(warning), translation)}"))
