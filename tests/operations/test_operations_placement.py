@@ -90,7 +90,7 @@ def test_evaluation_is_json_ready_with_ranks_for_the_map(article_comparison):
 def test_job_larger_than_the_free_cards_is_refused(article_fabric):
     with pytest.raises(PlacementError, match="needs 2048 cards .* only 1024"):
         naive_placement(article_fabric, Job(tp=16, dp=128))
-    with pytest.raises(PlacementError, match="not cards"):
+    with pytest.raises(PlacementError, match="1 free card is not a card of"):
         naive_placement(article_fabric, Job(tp=1, dp=2), free=["card-0001", "leaf-01"])
 
 
@@ -117,7 +117,7 @@ def test_user_mapping_checks_every_problem(article_fabric):
     with pytest.raises(PlacementError) as raised:
         user_placement(article_fabric, job, bad, free=["card-0001"])
     text = str(raised.value)
-    for words in ("rank(s) have no card: 3", "'card-9999' is not in the fabric", "a switch, not a card", "card 'card-0002' is busy", "rank 5 is outside"):
+    for words in ("1 rank has no card: 3", "'card-9999' is not in the fabric", "a switch, not a card", "card 'card-0002' is busy", "rank 5 is outside"):
         assert words in text, words
     with pytest.raises(PlacementError, match="unknown strategy"):
         place(article_fabric, job, "clever")

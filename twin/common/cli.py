@@ -10,6 +10,7 @@ from typing import TextIO
 from django.core.management.base import BaseCommand, DjangoHelpFormatter
 from django.utils import translation
 
+from twin.common.errors import core_error_text
 from twin.simcore.errors import TwinCoreError
 from twin.simcore.translation import Phrase, rendered
 from twin.simcore.units import parse_count
@@ -70,7 +71,7 @@ def parameter_count(text: str) -> float:
     try:
         return parse_count(text)
     except TwinCoreError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
+        raise argparse.ArgumentTypeError(core_error_text(error)) from None
 
 
 class ProgressBar:

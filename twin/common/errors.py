@@ -1,6 +1,15 @@
 """Errors the services raise for the edges (views, API, commands) to report to the user."""
+from django.utils import translation
 
-__all__ = ("ApplicationError", "PayloadTooLarge", "ServiceUnavailable", "UnsupportedEncoding")
+from twin.simcore.errors import TwinCoreError
+from twin.simcore.translation import rendered
+
+__all__ = ("ApplicationError", "PayloadTooLarge", "ServiceUnavailable", "UnsupportedEncoding", "core_error_text")
+
+
+def core_error_text(error: TwinCoreError) -> str:
+    """What the core says went wrong, in the active language (a request's, a command's)."""
+    return str(rendered(error.words, translation))
 
 
 class ApplicationError(Exception):

@@ -96,6 +96,7 @@ class IngestError(TwinCoreError):
         self.message = str(first.message)
         self.expected = None if first.expected is None else str(first.expected)
 
+    @property
     def words(self) -> Words:
         """The first problem's sentence, and how many more there are."""
         text = self.problems[0].words(self.source)
@@ -107,7 +108,7 @@ class IngestError(TwinCoreError):
         return LATER.ngettext("%(problem)s (and %(count)s more problem)", "%(problem)s (and %(count)s more problems)", more) % {"problem": text, "count": more}
 
     def __str__(self) -> str:
-        return str(rendered(self.words()))
+        return str(rendered(self.words))
 
     def as_dict(self) -> dict:
         """JSON-ready form for API responses; ``detail`` is the full sentence in English,
@@ -116,7 +117,7 @@ class IngestError(TwinCoreError):
         return {
             **first,
             "detail": str(self),
-            "words": {**first["words"], "detail": plain_words(self.words())},
+            "words": {**first["words"], "detail": plain_words(self.words)},
             "problems": [problem.as_dict(self.source) for problem in self.problems],
             "truncated": self.truncated,
         }

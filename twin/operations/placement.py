@@ -37,10 +37,10 @@ from scipy.sparse import csgraph
 from twin.operations.concurrent import GroupRun, link_records, route_phase, run_groups
 from twin.simcore.algorithms import BUS_FACTORS, Phase, phases_for
 from twin.simcore.compile import CompiledFabric, arc_record, compile_fabric, flow_keys, route
-from twin.simcore.errors import TwinCoreError
+from twin.simcore.errors import ProblemsError
 from twin.simcore.model import Attrs, FabricSpec
 from twin.simcore.transport import transport_for
-from twin.simcore.translation import ENGLISH, LATER, Phrase, Translations, plain_words, rendered
+from twin.simcore.translation import ENGLISH, LATER, Joined, Phrase, Translations, plain_words, rendered
 from twin.traces.model import CollectiveEvent, FlowEvent
 from twin.traces.training import PARAMS_PER_LAYER_PER_HIDDEN2, training_step
 
@@ -75,12 +75,8 @@ _HIDDEN_PER_LAYER = 128
 _COLLECTIVES = {"tp": ("allreduce", "ring"), "dp": ("allreduce", "ring"), "ep": ("alltoall", "direct"), "pp": ("sendrecv", "chain")}
 
 
-class PlacementError(TwinCoreError):
+class PlacementError(ProblemsError):
     """A job, a free-card list or a mapping that cannot be placed; ``problems`` lists each reason."""
-
-    def __init__(self, message: str, problems: Iterable[str] = ()) -> None:
-        self.problems = tuple(problems)
-        super().__init__(message + "".join(f"\n  - {problem}" for problem in self.problems))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -109,28 +105,30 @@ class Job:
     def __post_init__(self) -> None:
         object.__setattr__(self, "group_bytes", Attrs(self.group_bytes))
         problems = [
-            f"{name} {getattr(self, name)!r}; expected a positive integer"
+            LATER.gettext("%(name)s %(value)s; expected a positive integer") % {"name": name, "value": repr(getattr(self, name))}
             for name in ("tp", "dp", "pp", "ep", "bytes_per_param", "micro_batches", "micro_batch_size")
             if type(getattr(self, name)) is not int or getattr(self, name) < 1
         ]
         problems += [
-            f"{name} {getattr(self, name)!r}; expected a positive integer or None"
+            LATER.gettext("%(name)s %(value)s; expected a positive integer or None") % {"name": name, "value": repr(getattr(self, name))}
             for name in ("hidden_size", "seq_len", "layers")
             if getattr(self, name) is not None and (type(getattr(self, name)) is not int or getattr(self, name) < 1)
         ]
         if self.model_params is not None and not (
             isinstance(self.model_params, (int, float)) and math.isfinite(self.model_params) and self.model_params >= 1
         ):
-            problems.append(f"model_params {self.model_params!r}; expected a positive number of parameters")
+            problems.append(LATER.gettext("model_params %(value)s; expected a positive number of parameters") % {"value": repr(self.model_params)})
         if not problems and self.dp % self.ep:
-            problems.append(f"ep {self.ep} does not divide dp {self.dp}; expected expert groups carved out of the DP replicas")
+            problems.append(
+                LATER.gettext("ep %(ep)s does not divide dp %(dp)s; expected expert groups carved out of the DP replicas") % {"ep": str(self.ep), "dp": str(self.dp)}
+            )
         for name, value in self.group_bytes.items():
             if name not in DIMENSIONS:
-                problems.append(f"group_bytes names {name!r}; expected some of {', '.join(DIMENSIONS)}")
+                problems.append(LATER.gettext("group_bytes names %(name)s; expected some of %(dimensions)s") % {"name": repr(name), "dimensions": Joined(DIMENSIONS)})
             elif isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and value > 0):
-                problems.append(f"group_bytes[{name!r}] {value!r}; expected a positive number of bytes")
+                problems.append(LATER.gettext("group_bytes[%(name)s] %(value)s; expected a positive number of bytes") % {"name": repr(name), "value": repr(value)})
         if problems:
-            raise PlacementError("invalid job", problems)
+            raise PlacementError(LATER.gettext("invalid job"), problems)
 
     @property
     def world(self) -> int:
@@ -151,7 +149,7 @@ class Job:
             return ranks.reshape(self.pp, -1).T.copy()
         if dimension == "ep":
             return ranks.reshape(self.pp, self.dp // self.ep, self.ep, self.tp).transpose(0, 1, 3, 2).reshape(-1, self.ep)
-        raise PlacementError(f"unknown dimension {dimension!r}; expected one of {', '.join(DIMENSIONS)}")
+        raise PlacementError(LATER.gettext("unknown dimension %(dimension)s; expected one of %(dimensions)s") % {"dimension": repr(dimension), "dimensions": Joined(DIMENSIONS)})
 
     def coordinates(self, rank: int) -> tuple[int, int, int]:
         """``(stage, dp_index, tp_index)`` of a rank."""
@@ -309,9 +307,9 @@ def place(
         return aware_placement(spec, job, free=free, seed=seed)
     if strategy == "user":
         if mapping is None:
-            raise PlacementError("the user strategy needs a rank -> card mapping")
+            raise PlacementError(LATER.gettext("the user strategy needs a rank -> card mapping"))
         return user_placement(spec, job, mapping, free=free)
-    raise PlacementError(f"unknown strategy {strategy!r}; expected one of {', '.join(STRATEGIES)}")
+    raise PlacementError(LATER.gettext("unknown strategy %(strategy)s; expected one of %(strategies)s") % {"strategy": repr(strategy), "strategies": Joined(STRATEGIES)})
 
 
 def naive_placement(spec: FabricSpec, job: Job, *, free: Iterable[str] | None = None) -> Placement:
@@ -335,13 +333,14 @@ def user_placement(
     """
     problems = list(mapping_problems(spec, job, mapping, free))
     if problems:
-        raise PlacementError(f"the rank mapping cannot be used for {job.world} ranks", [text for _, text in problems])
+        cannot = LATER.ngettext("the rank mapping cannot be used for %(count)s rank", "the rank mapping cannot be used for %(count)s ranks", job.world)
+        raise PlacementError(cannot % {"count": str(job.world)}, [words for _, words in problems])
     return _placement(spec, "user", job, [mapping[rank] for rank in range(job.world)])
 
 
 def mapping_problems(
     spec: FabricSpec, job: Job, mapping: Mapping[int, str], free: Iterable[str] | None
-) -> Iterable[tuple[int | None, str]]:
+) -> Iterable[tuple[int | None, Phrase]]:
     """``(rank or None, sentence)`` for everything wrong with a rank -> card mapping."""
     cards = {node.id for node in spec.cards()}
     nodes = {node.id: node.kind for node in spec.nodes}
@@ -349,20 +348,28 @@ def mapping_problems(
     missing = [rank for rank in range(job.world) if rank not in mapping]
     if missing:
         listed = ", ".join(map(str, missing[:10])) + (" ..." if len(missing) > 10 else "")
-        yield None, f"{len(missing)} rank(s) have no card: {listed}; expected ranks 0..{job.world - 1} each mapped"
+        no_card = LATER.ngettext(
+            "%(count)s rank has no card: %(ranks)s; expected ranks 0..%(last)s each mapped",
+            "%(count)s ranks have no card: %(ranks)s; expected ranks 0..%(last)s each mapped", len(missing),
+        )  # fmt: skip
+        yield None, no_card % {"count": str(len(missing)), "ranks": listed, "last": str(job.world - 1)}
     first_rank: dict[str, int] = {}
     for rank, card in sorted(mapping.items()):
         if not (isinstance(rank, int) and 0 <= rank < job.world):
-            yield rank, f"rank {rank!r} is outside the job; expected 0..{job.world - 1}"
+            yield rank, LATER.gettext("rank %(rank)s is outside the job; expected 0..%(last)s") % {"rank": repr(rank), "last": str(job.world - 1)}
             continue
         if card not in cards:
             kind = nodes.get(card)
-            what = f"a {kind}, not a card" if kind else "not in the fabric"
-            yield rank, f"rank {rank}: {card!r} is {what}; expected a card id of {spec.name!r}"
+            if kind:
+                not_card = LATER.gettext("rank %(rank)s: %(card)s is a %(kind)s, not a card; expected a card id of %(fabric)s")
+            else:
+                not_card = LATER.gettext("rank %(rank)s: %(card)s is not in the fabric; expected a card id of %(fabric)s")
+            yield rank, not_card % {"rank": str(rank), "card": repr(card), "kind": kind, "fabric": repr(spec.name)}
         elif card in first_rank:
-            yield rank, f"rank {rank}: card {card!r} is already used by rank {first_rank[card]}; expected one rank per card"
+            used = LATER.gettext("rank %(rank)s: card %(card)s is already used by rank %(first)s; expected one rank per card")
+            yield rank, used % {"rank": str(rank), "card": repr(card), "first": str(first_rank[card])}
         elif free_set is not None and card not in free_set:
-            yield rank, f"rank {rank}: card {card!r} is busy; expected a free card"
+            yield rank, LATER.gettext("rank %(rank)s: card %(card)s is busy; expected a free card") % {"rank": str(rank), "card": repr(card)}
         first_rank.setdefault(card, rank)
 
 
@@ -376,17 +383,20 @@ def _free_cards(spec: FabricSpec, job: Job, free: Iterable[str] | None) -> list[
         known = set(card_ids)
         unknown = sorted({card for card in wanted if card not in known})
         if unknown:
+            not_cards = LATER.ngettext("%(count)s free card is not a card of %(fabric)s", "%(count)s free cards are not cards of %(fabric)s", len(unknown))
             raise PlacementError(
-                f"{len(unknown)} free card(s) are not cards of {spec.name!r}",
-                [f"{card!r}; expected a card id of the fabric" for card in unknown[:20]],
+                not_cards % {"count": str(len(unknown)), "fabric": repr(spec.name)},
+                [LATER.gettext("%(card)s; expected a card id of the fabric") % {"card": repr(card)} for card in unknown[:20]],
             )
         wanted_set = set(wanted)
         chosen = [card for card in card_ids if card in wanted_set]
     if job.world > len(chosen):
-        raise PlacementError(
-            f"the job needs {job.world} cards (tp {job.tp} x pp {job.pp} x dp {job.dp}) "
-            f"but only {len(chosen)} of the {len(card_ids)} cards of {spec.name!r} are free"
-        )
+        too_few = LATER.ngettext(
+            "the job needs %(count)s card (tp %(tp)s x pp %(pp)s x dp %(dp)s) but only %(free)s of the %(total)s cards of %(fabric)s are free",
+            "the job needs %(count)s cards (tp %(tp)s x pp %(pp)s x dp %(dp)s) but only %(free)s of the %(total)s cards of %(fabric)s are free", job.world,
+        )  # fmt: skip
+        shape = {"count": str(job.world), "tp": str(job.tp), "pp": str(job.pp), "dp": str(job.dp)}
+        raise PlacementError(too_few % {**shape, "free": str(len(chosen)), "total": str(len(card_ids)), "fabric": repr(spec.name)})
     return chosen
 
 
@@ -440,9 +450,11 @@ def aware_placement(
     # A card without a live link can talk to nobody: never placed.
     free_numbers = np.array([number[card] for card in cards if nearest[number[card]]], dtype=np.intp)
     if len(free_numbers) < job.world:
-        raise PlacementError(
-            f"the job needs {job.world} cards but only {len(free_numbers)} free cards have a live link"
-        )
+        too_few = LATER.ngettext(
+            "the job needs %(world)s cards but only %(count)s free card has a live link",
+            "the job needs %(world)s cards but only %(count)s free cards have a live link", len(free_numbers),
+        )  # fmt: skip
+        raise PlacementError(too_few % {"world": str(job.world), "count": str(len(free_numbers))})
     domains = _Domains.of(compiled, free_numbers, nearest)
     groups, spans = domains.tp_groups(job.tp, job.pp * job.dp)
     warnings = domains.warnings(job.tp, spans)
@@ -513,10 +525,11 @@ class _Domains:
                     owner = self.class_of_card[card]
                     leftovers[owner] = np.append(leftovers.get(owner, np.empty(0, np.intp)), card)
         if len(candidates) < needed:
-            raise PlacementError(
-                f"only {len(candidates)} TP groups of {tp} connected cards fit on the free cards; "
-                f"the job needs {needed} (pp x dp)"
-            )
+            too_few = LATER.ngettext(
+                "only %(count)s TP group of %(tp)s connected cards fits on the free cards; the job needs %(needed)s (pp x dp)",
+                "only %(count)s TP groups of %(tp)s connected cards fit on the free cards; the job needs %(needed)s (pp x dp)", len(candidates),
+            )  # fmt: skip
+            raise PlacementError(too_few % {"count": str(len(candidates)), "tp": str(tp), "needed": str(needed)})
         chosen = sorted(candidates, key=lambda candidate: (candidate[0], candidate[1]))[:needed]
         chosen.sort(key=lambda candidate: candidate[1])
         spans = [len({self.class_of_card[int(card)] for card in group}) for _, _, group in chosen]
@@ -748,7 +761,7 @@ def evaluate_placement(
     number = {card_id: position for position, card_id in enumerate(compiled.card_ids)}
     unknown = [card for card in placement.cards if card not in number]
     if unknown:
-        raise PlacementError(f"the placement names cards that {spec.name!r} lacks", [repr(card) for card in unknown[:20]])
+        raise PlacementError(LATER.gettext("the placement names cards that %(fabric)s lacks") % {"fabric": repr(spec.name)}, [repr(card) for card in unknown[:20]])
     cards = np.array([number[card] for card in placement.cards], dtype=np.intp)
     job = placement.job
     dimensions: dict[str, dict[str, Any]] = {}

@@ -4,6 +4,7 @@ import json
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from twin.common.errors import core_error_text
 from twin.common.params import TOO_DEEP, json_value_problem
 from twin.simcore.algorithms import COLLECTIVES
 from twin.simcore.errors import TwinCoreError
@@ -29,7 +30,7 @@ class ParameterCountField(forms.CharField):
         try:
             return parse_count(text)
         except TwinCoreError as error:
-            raise forms.ValidationError(str(error)) from error
+            raise forms.ValidationError(core_error_text(error)) from error
 
 
 def job_shape_fitting(card_count: int) -> dict[str, int]:
@@ -88,7 +89,7 @@ class FailureForm(forms.Form):
         try:
             return parse_size(self.cleaned_data["size"])
         except TwinCoreError as error:
-            raise forms.ValidationError(str(error)) from error
+            raise forms.ValidationError(core_error_text(error)) from error
 
     def clean(self):
         data = super().clean()

@@ -4,7 +4,7 @@ from django.db import models
 from django.utils import translation
 from django.utils.translation import gettext_lazy as _
 
-from twin.simcore.translation import Phrase
+from twin.simcore.translation import Phrase, rendered, words_from_plain
 
 __all__ = ("RunKind", "RunStatus", "Run", "CellStatus", "RunCell")
 
@@ -47,7 +47,10 @@ class Run(models.Model):
     message_phrase = models.JSONField(null=True, blank=True)
     result = models.JSONField(null=True, blank=True)
     detail = models.JSONField(null=True, blank=True, help_text="Bulky per-link data, served apart from the pushed state")
+    # Why it failed or was cancelled, in English and as words (a Phrase or Joined), rendered in
+    # each reader's language: see `error_text`.
     error = models.TextField(blank=True)
+    error_phrase = models.JSONField(null=True, blank=True)
     seq = models.PositiveBigIntegerField(default=0)
     # Leases (twin.runs.sweeper): when the run's task was last sent, the last sign of life of the
     # worker doing it (None: nobody has it), and how many workers have taken it.
@@ -76,6 +79,13 @@ class Run(models.Model):
         if self.message_phrase:
             return Phrase.from_plain(self.message_phrase).render(translation)
         return translation.gettext(self.message) if self.message else ""
+
+    def error_text(self) -> str:
+        """Why the run failed or was cancelled, in the active language (rows from before words
+        were stored, and failures nobody wrote words for, hold English text)."""
+        if self.error_phrase:
+            return str(rendered(words_from_plain(self.error_phrase), translation))
+        return self.error
 
     def may_be_cancelled_by(self, user) -> bool:
         """Operators cancel the runs they started; admins any run."""

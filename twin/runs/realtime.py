@@ -29,13 +29,15 @@ def iso(value) -> str | None:
 def run_state_payload(run: Run) -> dict:
     """The run as the frontend's RUN object.
 
-    `message` is in the active language (an API request's); `messages` has it in every language
-    of the site, since one encoded frame goes to every viewer and each page shows its own.
+    `message` and `error` are in the active language (an API request's); `messages` and `errors`
+    have them in every language of the site, since one encoded frame goes to every viewer and each
+    page shows its own.
     """
-    messages = {}
+    messages, errors = {}, {}
     for language, _ in settings.LANGUAGES:
         with translation.override(language):
             messages[language] = run.message_text()
+            errors[language] = run.error_text() or None
     return {
         "id": run.pk,
         "kind": run.kind,
@@ -45,7 +47,8 @@ def run_state_payload(run: Run) -> dict:
         "message": run.message_text(),
         "messages": messages,
         "result": result_in_language(run),
-        "error": run.error or None,
+        "error": run.error_text() or None,
+        "errors": errors,
         "created_at": iso(run.created_at),
         "started_at": iso(run.started_at),
         "finished_at": iso(run.finished_at),

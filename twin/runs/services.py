@@ -6,12 +6,13 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import DatabaseError, connection, transaction
 from django.db.models import Count, F, Q
-from django.utils import timezone
+from django.utils import timezone, translation
+from django.utils.translation import gettext
 
-from twin.common.errors import ApplicationError, ServiceUnavailable
+from twin.common.errors import ApplicationError, ServiceUnavailable, core_error_text
 from twin.fabrics.models import Snapshot
 from twin.simcore.errors import TwinCoreError
-from twin.simcore.translation import LATER
+from twin.simcore.translation import LATER, Joined, Phrase, plain_words, rendered
 
 from .fanout import FANOUT_KINDS
 from .handlers import RUN_HANDLERS, SUBMIT_CHECKS
@@ -27,7 +28,7 @@ log = logging.getLogger(__name__)
 # Tries of a write that must outlive a database restart: pauses of 0.2 s doubling, 102 s in all.
 OUTAGE_TRIES = 10
 
-BROKER_DOWN = "Background work is unavailable: the message broker (Redis) cannot be reached."
+BROKER_DOWN = LATER.gettext("Background work is unavailable: the message broker (Redis) cannot be reached.")
 
 
 def queue_task(task, *args, queue: str | None = None) -> None:
@@ -37,7 +38,8 @@ def queue_task(task, *args, queue: str | None = None) -> None:
         task.apply_async(args=list(args), queue=queue)
     except Exception as exc:  # noqa: BLE001 - any broker failure means the same to the user
         log.warning("could not queue %s%s: %s", task.name, args, exc)
-        raise ServiceUnavailable(f"{BROKER_DOWN} Try again when it is back.") from exc
+        try_again = LATER.gettext("%(reason)s Try again when it is back.") % {"reason": BROKER_DOWN}
+        raise ServiceUnavailable(str(rendered(try_again, translation))) from exc
 
 
 def run_queue(kind: str) -> str:
@@ -70,7 +72,7 @@ def run_create(*, kind: RunKind, snapshot: Snapshot, user=None, params: dict | N
                 plans = FANOUT_KINDS[kind].plan(run)
             except TwinCoreError as error:
                 transaction.set_rollback(True)
-                raise ApplicationError(str(error)) from error
+                raise ApplicationError(core_error_text(error)) from error
             cells_create(run, plans)
 
     def queue() -> None:
@@ -158,7 +160,8 @@ def run_execute(*, run_id: int) -> None:
         # Refused (SQLite locked): recorded on the run, not left pending; if even that fails,
         # the task fails and the sweeper queues the run again.
         log.exception("could not start run %s", run_id)
-        with_retries(lambda: run_finish(run_id=run_id, status=RunStatus.FAILED, error=f"The run could not be started: the database refused it ({exc})."))
+        refused = LATER.gettext("The run could not be started: the database refused it (%(error)s).") % {"error": str(exc)}
+        with_retries(lambda: run_finish(run_id=run_id, status=RunStatus.FAILED, error=refused))
         return
     if run is None:
         return
@@ -170,7 +173,7 @@ def run_execute(*, run_id: int) -> None:
         with Heartbeat(Run, run_id):
             output = RUN_HANDLERS[run.kind](run, ProgressReporter(run_id))
     except (TwinCoreError, ApplicationError) as exc:  # the core or a service says why it cannot do what was asked
-        run_finish(run_id=run_id, status=RunStatus.FAILED, error=str(exc))
+        run_finish(run_id=run_id, status=RunStatus.FAILED, error=exc.words if isinstance(exc, TwinCoreError) else exc.message)
         return
     except Exception as exc:  # noqa: BLE001 - the failure is recorded on the run for the user
         if isinstance(exc, DatabaseError) and connection_lost():
@@ -226,11 +229,11 @@ def cell_execute(*, cell_id: int) -> None:
             attempt_handed_back(RunCell.objects.filter(pk=cell_id, status=CellStatus.PENDING))
             queue_task(cell_execute_task, cell_id)
             return
-        reason = str(exc) if isinstance(exc, TwinCoreError) else f"{type(exc).__name__}: {exc}"
+        reason = failure_words(exc)
         if not isinstance(exc, TwinCoreError):
             log.exception("cell %s of run %s failed", cell.key, run.pk)
-        RunCell.objects.filter(pk=cell_id, status=CellStatus.PENDING).update(status=CellStatus.FAILED, error=reason, heartbeat_at=None, finished_at=timezone.now())
-        run_finish(run_id=run.pk, status=RunStatus.FAILED, error=f"{cell.label or cell.key}: {reason}")
+        RunCell.objects.filter(pk=cell_id, status=CellStatus.PENDING).update(status=CellStatus.FAILED, error=str(reason), heartbeat_at=None, finished_at=timezone.now())
+        run_finish(run_id=run.pk, status=RunStatus.FAILED, error=cell_failure(cell, reason))
         return
     updated = with_retries(
         lambda: RunCell.objects.filter(pk=cell_id, status=CellStatus.PENDING).update(status=CellStatus.DONE, result=result, heartbeat_at=None, finished_at=timezone.now()),
@@ -238,6 +241,16 @@ def cell_execute(*, cell_id: int) -> None:
     )
     if updated:
         cell_counted(run, cell)
+
+
+def failure_words(exc: Exception):
+    """Why a cell or an assembly failed: what the core says, else the exception as Python has it."""
+    return exc.words if isinstance(exc, TwinCoreError) else f"{type(exc).__name__}: {exc}"
+
+
+def cell_failure(cell: RunCell, reason) -> Phrase:
+    """A run's failure reason when one of its cells failed (a what-if stage, the sweeper giving up)."""
+    return LATER.gettext("%(cell)s: %(reason)s") % {"cell": cell.label_words, "reason": reason}
 
 
 def cell_counted(run: Run, cell: RunCell) -> None:
@@ -267,21 +280,23 @@ def run_assemble(*, run_id: int) -> None:
             output = FANOUT_KINDS[run.kind].assemble(run, dict(cells))
         except Exception as exc:  # noqa: BLE001 - recorded on the run
             log.exception("assembling run %s failed", run_id)
-            reason = str(exc) if isinstance(exc, TwinCoreError) else f"{type(exc).__name__}: {exc}"
+            reason = failure_words(exc)
             transaction.on_commit(lambda: run_finish(run_id=run_id, status=RunStatus.FAILED, error=reason))
             return
         transaction.on_commit(lambda: run_finish(run_id=run_id, status=RunStatus.SUCCEEDED, result=output.result, detail=output.detail))
 
 
-def run_finish(*, run_id: int, status: RunStatus, result: dict | None = None, detail: dict | None = None, error: str = "") -> Run:
-    """Record the end of a run once: a run that already ended keeps its first ending."""
+def run_finish(*, run_id: int, status: RunStatus, result: dict | None = None, detail: dict | None = None, error: str | Phrase | Joined = "") -> Run:
+    """Record the end of a run once: a run that already ended keeps its first ending. `error` is
+    English text, or words kept in English and as words (`Run.error_text`)."""
     Run.objects.filter(pk=run_id).exclude(status__in=RunStatus.terminal()).update(
         status=status,
         progress=1.0 if status == RunStatus.SUCCEEDED else F("progress"),
         **message_fields({RunStatus.SUCCEEDED: LATER.gettext("Finished"), RunStatus.CANCELLED: LATER.gettext("Cancelled")}.get(status, LATER.gettext("Failed"))),
         result=result,
         detail=detail,
-        error=error,
+        error=str(error),
+        error_phrase=plain_words(error) if isinstance(error, (Phrase, Joined)) else None,
         heartbeat_at=None,
         finished_at=timezone.now(),
         seq=F("seq") + 1,
@@ -295,7 +310,8 @@ def run_cancel(*, run: Run, user) -> Run:
     """Stop a run: cells not yet started are skipped; a cell in progress finishes unused.
     Raises PermissionDenied unless `user` may cancel it (Run.may_be_cancelled_by)."""
     if not run.may_be_cancelled_by(user):
-        raise PermissionDenied(f"Run {run.pk} was started by {run.created_by or 'nobody signed in'}; operators may cancel only their own runs, admins any.")
+        starter = run.created_by or gettext("nobody signed in")
+        raise PermissionDenied(gettext("Run %(run)s was started by %(user)s; operators may cancel only their own runs, admins any.") % {"run": run.pk, "user": starter})
     if run.is_terminal:
-        raise ApplicationError(f"Run {run.pk} has already ended ({run.get_status_display().lower()}).")
-    return run_finish(run_id=run.pk, status=RunStatus.CANCELLED, error=f"Cancelled by {user}.")
+        raise ApplicationError(gettext("Run %(run)s has already ended (%(status)s).") % {"run": run.pk, "status": run.get_status_display().lower()})
+    return run_finish(run_id=run.pk, status=RunStatus.CANCELLED, error=LATER.gettext("Cancelled by %(user)s.") % {"user": str(user)})

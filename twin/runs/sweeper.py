@@ -21,14 +21,14 @@ from django.conf import settings
 from django.db.models import Count, F, Max, Q
 from django.utils import timezone
 
-from twin.simcore.translation import LATER
+from twin.simcore.translation import LATER, Phrase
 
 from .fanout import FANOUT_KINDS
 from .leases import stale_before
 from .models import CellStatus, Run, RunCell, RunStatus
 from .progress import message_fields, progress_update
 from .realtime import run_broadcast
-from .services import queue_task, run_finish, run_queue, run_send
+from .services import cell_failure, queue_task, run_finish, run_queue, run_send
 
 __all__ = ("sweep", "queued_messages")
 
@@ -49,11 +49,11 @@ def queued_messages(queue: str) -> int:
             return 0
 
 
-def gave_up(attempts: int) -> str:
-    return (
-        f"Its worker went silent {attempts} times (killed, restarted or out of memory), "
-        "so it is not tried again."
-    )
+def gave_up(attempts: int) -> Phrase:
+    return LATER.ngettext(
+        "Its worker went silent %(count)s time (killed, restarted or out of memory), so it is not tried again.",
+        "Its worker went silent %(count)s times (killed, restarted or out of memory), so it is not tried again.", attempts,
+    ) % {"count": attempts}  # fmt: skip
 
 
 def sweep() -> Counter:
@@ -98,13 +98,12 @@ def whole_run_abandoned(run: Run) -> str:
 def cell_abandoned(cell: RunCell) -> str:
     from .tasks import cell_execute_task
 
-    name = cell.label or cell.key
     if cell.attempts >= settings.TWIN_RUN_MAX_ATTEMPTS:
         reason = gave_up(cell.attempts)
         if RunCell.objects.filter(pk=cell.pk, status=CellStatus.PENDING, heartbeat_at=cell.heartbeat_at).update(
-            status=CellStatus.FAILED, error=reason, heartbeat_at=None, finished_at=timezone.now()
+            status=CellStatus.FAILED, error=str(reason), heartbeat_at=None, finished_at=timezone.now()
         ):
-            run_finish(run_id=cell.run_id, status=RunStatus.FAILED, error=f"{name}: {reason}")
+            run_finish(run_id=cell.run_id, status=RunStatus.FAILED, error=cell_failure(cell, reason))
         return "cells failed"
     if not RunCell.objects.filter(pk=cell.pk, status=CellStatus.PENDING, heartbeat_at=cell.heartbeat_at).update(heartbeat_at=None, queued_at=timezone.now()):
         return "cells taken meanwhile"

@@ -2,20 +2,17 @@
 from django.contrib import messages
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.utils import translation
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
 from twin.accounts.decorators import role_required
 from twin.accounts.models import Role
-from twin.common.errors import ApplicationError
+from twin.common.errors import ApplicationError, core_error_text
 from twin.common.pages import paged
 from twin.fabrics.access import fabrics_visible_to
 from twin.fabrics.models import Snapshot
 from twin.operations.exports import read_rank_mapping
 from twin.fabrics.services import source_files_from_uploads
-from twin.ingest import IngestError
-from twin.ingest.errors import in_language
 from twin.simcore.errors import TwinCoreError
 from twin.simulations.models import ReplayPlayback
 from twin.simulations.replays import trace_file_create
@@ -74,12 +71,7 @@ def start_or_report(request, snapshot: Snapshot, kind: RunKind, form, params_of)
         try:
             run = run_create(kind=kind, snapshot=snapshot, params=params_of(form), user=request.user)
         except (ApplicationError, TwinCoreError) as error:
-            if isinstance(error, ApplicationError):
-                problem = error.message
-            elif isinstance(error, IngestError):  # an uploaded trace that does not read
-                problem = in_language(error.as_dict(), translation)["detail"]
-            else:
-                problem = str(error)
+            problem = error.message if isinstance(error, ApplicationError) else core_error_text(error)
             if wants_json:
                 return JsonResponse({"detail": problem, "errors": {}}, status=getattr(error, "status_code", 400))
             messages.error(request, problem)

@@ -4,6 +4,8 @@
 expected failure of the core in one place; ``FabricError`` says a fabric
 description is inconsistent and carries the individual problems as data, so
 that parsers can point at the offending element of the source file.
+``ProblemsError`` is a message and the list of reasons under it (a placement,
+a what-if), said in the reader's language where it is shown (``words``).
 """
 
 from __future__ import annotations
@@ -12,7 +14,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["FabricError", "FabricProblem", "PathPart", "TwinCoreError", "format_path"]
+from twin.simcore.translation import Joined
+
+__all__ = ["PROBLEM_LINE", "FabricError", "FabricProblem", "PathPart", "ProblemsError", "TwinCoreError", "format_path"]
 
 PathPart = str | int
 
@@ -37,7 +41,29 @@ def format_path(path: Iterable[PathPart]) -> str:
 
 
 class TwinCoreError(Exception):
-    """Root of every error the pure core raises on purpose."""
+    """Root of every error the pure core raises on purpose.
+
+    Its message is English text or words (a Phrase or Joined of ``twin.simcore.translation``):
+    ``str()`` is English, ``words`` is rendered in the reader's language where it is shown.
+    """
+
+    @property
+    def words(self) -> Any:
+        return self.args[0] if self.args else ""
+
+
+PROBLEM_LINE = "\n  - "
+"""Between a ``ProblemsError``'s message and each of its problems, in every language."""
+
+
+class ProblemsError(TwinCoreError):
+    """A message and every reason found under it (all are checked before any work starts, so a
+    user fixes them in one go). ``problems`` are English; the words hold them to be translated."""
+
+    def __init__(self, message: Any, problems: Iterable[Any] = ()) -> None:
+        problems = tuple(problems)
+        self.problems = tuple(str(problem) for problem in problems)
+        super().__init__(Joined([message, *problems], PROBLEM_LINE) if problems else message)
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from twin.operations.placement import STRATEGIES, Job, Placement, PlacementError
 from twin.simcore.diff import diff_fabrics
 from twin.simcore.simulate import simulate
 from twin.simcore.transport import PROTOCOLS
-from twin.simcore.translation import words_from_plain
+from twin.simcore.translation import LATER, words_from_plain
 
 __all__ = (
     "COLLECTIVES", "ALGORITHMS", "ECMP_MODES", "PROTOCOLS", "STRATEGIES", "SEARCHED_STRATEGIES", "collective_simulate", "fabric_calibrate",
@@ -117,7 +117,8 @@ def placement_compare(*, snapshot: Snapshot, job: Job, strategies=SEARCHED_STRAT
     busy = set(busy_cards)
     unknown = sorted(busy - {card.id for card in spec.cards()})
     if unknown:
-        raise PlacementError(f"busy cards that {snapshot.fabric.name} v{snapshot.version} does not have", [repr(card) for card in unknown[:20]])
+        lacking = LATER.gettext("busy cards that %(fabric)s v%(version)s does not have") % {"fabric": snapshot.fabric.name, "version": str(snapshot.version)}
+        raise PlacementError(lacking, [repr(card) for card in unknown[:20]])
     free = [card.id for card in spec.cards() if card.id not in busy] if busy else None
     return compare_placements(spec, job, free=free, strategies=strategies, seed=seed, mapping=mapping, ecmp=ecmp)
 

@@ -57,7 +57,7 @@ def whatif_cells(spec, params: dict, *, snapshot_id: int | None = None) -> tuple
     check_sizes(params["sizes"])
     unknown = [name for name in params["collectives"] if name not in DEFAULT_COLLECTIVES + ("broadcast", "reduce")]
     if unknown:
-        raise WhatIfError(f"unknown collectives {unknown}")
+        raise WhatIfError(LATER.gettext("unknown collectives %(collectives)s") % {"collectives": repr(unknown)})
     DEFAULT_ITEMS.updated(params["items"])
     plans = []
     for stage in stages:

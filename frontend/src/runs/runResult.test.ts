@@ -63,6 +63,18 @@ describe("renderRunOutcome", () => {
     expect(renderRunOutcome(finished({ status: "cancelled" }), context()).textContent).toBe("The run was cancelled.");
   });
 
+  it("shows the reason in the page's language from a frame that has it in every language", () => {
+    const errors = { en: "Cancelled by alice.", "zh-hans": "已被 alice 取消。" };
+    document.documentElement.lang = "zh-hans";
+    try {
+      expect(renderRunOutcome(finished({ status: "cancelled", error: "Cancelled by alice.", errors }), context()).textContent).toBe("已被 alice 取消。");
+      expect(renderRunOutcome(finished({ status: "failed", error: "Snapshot 7 has no cards." }), context()).textContent).toBe("Snapshot 7 has no cards.");
+    } finally {
+      document.documentElement.lang = "";
+    }
+    expect(renderRunOutcome(finished({ status: "cancelled", error: "已被 alice 取消。", errors }), context()).textContent).toBe("Cancelled by alice.");
+  });
+
   it("never interprets server text as HTML", () => {
     const outcome = renderRunOutcome(finished({ status: "failed", error: "<img src=x onerror=alert(1)>" }), context());
     expect(outcome.querySelector("img")).toBeNull();

@@ -17,7 +17,7 @@ import { parseFailuresResult } from "./failures";
 import { renderFailures } from "./failuresResult";
 import { formatDecimalByteSize, formatDuration, formatGBps } from "../core/format";
 import { histogramBars, isHopStatsResult, type HopStatsResult } from "./hopStats";
-import type { MessageKey } from "../core/i18n";
+import { resolveLanguage, type MessageKey } from "../core/i18n";
 import { parsePlacementResult } from "./placement";
 import { renderPlacement } from "./placementResult";
 import { parseReplaySummary } from "../replay/replay";
@@ -25,17 +25,18 @@ import { renderReplaySummary } from "../replay/replayResult";
 import { keyValueList, marksStatus, type RenderContext } from "./resultDom";
 import { parseWhatIfResult } from "./whatif";
 import { renderWhatIf } from "./whatifResult";
-import type { Run } from "./runState";
+import { runError, type Run } from "./runState";
 
 
 /** `runUrl` is the run's API URL (exports and detail hang off it); by default /api/runs/<id>/. */
 export function renderRunOutcome(run: Run, context: RenderContext, runUrl = ""): HTMLElement {
   const { doc, t } = context;
+  const error = runError(run, resolveLanguage(doc.documentElement.lang));
   if (run.status === "failed") {
-    return element(doc, "div", { class: "error" }, [run.error ?? t("run.failedWithoutDetail")]);
+    return element(doc, "div", { class: "error" }, [error ?? t("run.failedWithoutDetail")]);
   }
   if (run.status === "cancelled") {
-    return element(doc, "p", { class: "muted run-cancelled" }, [run.error ?? t("run.cancelledWithoutDetail")]);
+    return element(doc, "p", { class: "muted run-cancelled" }, [error ?? t("run.cancelledWithoutDetail")]);
   }
   if (run.result === null) {
     return element(doc, "p", { class: "muted" }, [t("run.noResult")]);

@@ -17,7 +17,10 @@ export interface Run {
   /** The message in each language of the site: one websocket frame serves every viewer. */
   readonly messages: Readonly<Record<string, string>>;
   readonly result: unknown;
+  /** Why it failed or was cancelled, in the language the server answered in. */
   readonly error: string | null;
+  /** The error in each language of the site, like `messages`. */
+  readonly errors: Readonly<Record<string, string>>;
   readonly created_at: string | null;
   readonly started_at: string | null;
   readonly finished_at: string | null;
@@ -60,6 +63,11 @@ export function runMessage(run: Run, language: Language): string {
   return run.messages[language] ?? run.message;
 }
 
+/** Why the run failed or was cancelled, in the page's language (else as the server sent it). */
+export function runError(run: Run, language: Language): string | null {
+  return run.errors[language] ?? run.error;
+}
+
 /** Validates a RUN object from either transport; null when it is not one. */
 export function parseRun(value: unknown): Run | null {
   if (!isRecord(value)) {
@@ -78,6 +86,7 @@ export function parseRun(value: unknown): Run | null {
     messages: stringsByKey(value["messages"]),
     result: value["result"] ?? null,
     error: optionalString(value["error"]),
+    errors: stringsByKey(value["errors"]),
     created_at: optionalString(value["created_at"]),
     started_at: optionalString(value["started_at"]),
     finished_at: optionalString(value["finished_at"]),

@@ -6,6 +6,7 @@ from django.utils import translation
 from django.utils.translation import gettext, gettext_lazy as _
 
 from twin.common.cli import TwinCommand, parameter_count
+from twin.common.errors import core_error_text
 from twin.fabrics.cli import fabric_snapshot
 from twin.simcore.errors import TwinCoreError
 from twin.simcore.translation import rendered, words_from_plain
@@ -32,7 +33,7 @@ class Command(TwinCommand):
             job = job_from_params({"tp": tp, "pp": pp, "dp": dp, "ep": ep, "model_params": model_params})
             compared = placement_compare(snapshot=snapshot, job=job, busy_cards=[card for card in busy.split(",") if card], seed=seed)
         except TwinCoreError as error:
-            raise CommandError(str(error)) from error
+            raise CommandError(core_error_text(error)) from error
         if as_json:
             summary = {
                 "fabric": found.name, "snapshot": snapshot.version, "job": compared["job"], "best": compared["best"], "ranking": compared["ranking"],

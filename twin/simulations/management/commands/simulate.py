@@ -5,6 +5,7 @@ from django.core.management.base import CommandError
 from django.utils.translation import gettext, gettext_noop, ngettext, gettext_lazy as _
 
 from twin.common.cli import TwinCommand
+from twin.common.errors import core_error_text
 from twin.fabrics.cli import fabric_snapshot
 from twin.simcore.errors import TwinCoreError
 from twin.simcore.units import parse_size, three_digits
@@ -56,7 +57,7 @@ class Command(TwinCommand):
                 channels=channels, in_switch_reduction={"auto": None, "on": True, "off": False}[in_switch_reduction],
             )
         except TwinCoreError as error:
-            raise CommandError(str(error)) from error
+            raise CommandError(core_error_text(error)) from error
         summary = {"fabric": found.name, "snapshot": chosen.version, **{key: result[key] for key in SUMMARY_KEYS if key in result}}
         if as_json:
             self.stdout.write(json.dumps(summary, indent=2))

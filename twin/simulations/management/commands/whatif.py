@@ -7,6 +7,7 @@ from django.utils import translation
 from django.utils.translation import gettext, ngettext, gettext_lazy as _
 
 from twin.common.cli import ProgressBar, TwinCommand
+from twin.common.errors import core_error_text
 from twin.fabrics.cli import fabric_snapshot
 from twin.fabrics.selectors import snapshot_spec_get
 from twin.simcore.errors import TwinCoreError
@@ -49,7 +50,7 @@ class Command(TwinCommand):
             title = gettext("Staged scale-out of %(fabric)s v%(version)s") % {"fabric": found.name, "version": snapshot.version}
             report = whatif_report(full, results, {plan.key: plan.params for plan in plans}, title=title)
         except TwinCoreError as error:
-            raise CommandError(str(error)) from error
+            raise CommandError(core_error_text(error)) from error
         directory = Path(out)
         directory.mkdir(parents=True, exist_ok=True)
         (directory / "report.html").write_text(render_html(report, translations=translation), encoding="utf-8")
