@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 from twin.simcore.model import FabricSpec, NodeSpec
+from twin.simcore.translation import LATER, Joined
 from twin.whatif.errors import WhatIfError
 
 __all__ = ["DEFAULT_ITEMS", "LEVELS", "ItemParams", "bill_of_materials", "bom_delta", "link_class", "switch_tier"]
@@ -53,18 +54,19 @@ class ItemParams:
     def __post_init__(self) -> None:
         negative = [item.name for item in fields(self) if not getattr(self, item.name) >= 0]
         if negative:
-            raise WhatIfError(f"item parameters {', '.join(negative)}: expected non-negative numbers")
+            raise WhatIfError(LATER.gettext("item parameters %(names)s: expected non-negative numbers") % {"names": Joined(negative)})
 
     def updated(self, changes: Mapping[str, Any]) -> ItemParams:
         """A copy with ``changes`` (any subset of the fields, numbers) applied."""
         known = {item.name for item in fields(self)}
         unknown = sorted(set(changes) - known)
         if unknown:
-            raise WhatIfError(f"unknown item parameters {', '.join(unknown)}; expected some of {', '.join(sorted(known))}")
+            unknown_items = LATER.gettext("unknown item parameters %(names)s; expected some of %(known)s")
+            raise WhatIfError(unknown_items % {"names": Joined(unknown), "known": Joined(sorted(known))})
         try:
             return replace(self, **{name: float(value) for name, value in changes.items()})
         except (TypeError, ValueError) as error:
-            raise WhatIfError(f"item parameters: {error}; expected numbers") from None
+            raise WhatIfError(LATER.gettext("item parameters: %(error)s; expected numbers") % {"error": str(error)}) from None
 
     def to_dict(self) -> dict[str, float]:
         return asdict(self)

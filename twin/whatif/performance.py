@@ -31,6 +31,7 @@ from twin.simcore.algorithms import COLLECTIVES, algorithms_for
 from twin.simcore.errors import TwinCoreError
 from twin.simcore.model import FabricSpec
 from twin.simcore.simulate import Simulator
+from twin.simcore.translation import LATER, Joined
 from twin.simcore.units import largest_power_of_two
 from twin.whatif.errors import WhatIfError
 
@@ -75,18 +76,16 @@ def check_sizes(sizes: Iterable[float]) -> list[int]:
     problems, checked = [], set()
     for size in sizes:
         if isinstance(size, bool) or not isinstance(size, (int, float)) or not math.isfinite(size):
-            problems.append(f"size {size!r}: expected a number of bytes")
+            problems.append(LATER.gettext("size %(size)s: expected a number of bytes") % {"size": repr(size)})
         elif not MIN_SIZE_BYTES <= size <= MAX_SIZE_BYTES or not float(size).is_integer():
-            problems.append(
-                f"size {size!r}: expected a whole number of bytes from {MIN_SIZE_BYTES} to "
-                f"{MAX_SIZE_BYTES:,} (64 GiB)"
-            )
+            out_of_range = LATER.gettext("size %(size)s: expected a whole number of bytes from %(least)s to %(most)s (64 GiB)")
+            problems.append(out_of_range % {"size": repr(size), "least": str(MIN_SIZE_BYTES), "most": MAX_SIZE_BYTES})
         else:
             checked.add(int(size))
     if not checked and not problems:
-        problems.append("no sizes; expected at least one, e.g. 1 KiB to 1 GiB")
+        problems.append(LATER.gettext("no sizes; expected at least one, e.g. 1 KiB to 1 GiB"))
     if problems:
-        raise WhatIfError("impossible message sizes", problems)
+        raise WhatIfError(LATER.gettext("impossible message sizes"), problems)
     return sorted(checked)
 
 
@@ -122,14 +121,13 @@ def performance_cell(
     checked, for patterns above ``SPRAY_CHECK_MAX_FLOWS``).
     """
     if collective not in COLLECTIVES:
-        raise WhatIfError(f"unknown collective {collective!r}; expected one of {', '.join(COLLECTIVES)}")
+        raise WhatIfError(LATER.gettext("unknown collective %(collective)s; expected one of %(collectives)s") % {"collective": repr(collective), "collectives": Joined(COLLECTIVES)})
     sizes = check_sizes(sizes)
     known = algorithms_for(collective)
     unknown = [name for name in algorithms if name != "auto" and name not in known]
     if unknown or not algorithms:
-        raise WhatIfError(
-            f"algorithms {list(algorithms)} for {collective}: expected some of auto, {', '.join(known)}"
-        )
+        unknown_algorithms = LATER.gettext("algorithms %(algorithms)s for %(collective)s: expected some of %(known)s")
+        raise WhatIfError(unknown_algorithms % {"algorithms": str(list(algorithms)), "collective": collective, "known": Joined(["auto", *known])})
     reference = check_sizes([reference_size])[0] if reference_size is not None else sizes[-1]
     simulator = Simulator(spec, max_pattern_flows=max_pattern_flows, **sim_options)
     points = [_point(simulator, collective, size, algorithm) for algorithm in algorithms for size in sizes]
@@ -184,19 +182,21 @@ def training_step_cell(
     card_ids = [card.id for card in spec.cards()]
     counts = {"tp": tp, "layers": layers, "hidden_size": hidden_size, "sequence_length": sequence_length,
               "micro_batch_size": micro_batch_size, "micro_batches": micro_batches}
-    problems = [f"{name} = {value!r}: expected a whole number of at least 1"
+    problems = [LATER.gettext("%(name)s = %(value)s: expected a whole number of at least 1") % {"name": name, "value": repr(value)}
                 for name, value in counts.items() if isinstance(value, bool) or not isinstance(value, int) or value < 1]
     if not (isinstance(model_params, (int, float)) and math.isfinite(model_params) and model_params > 0):
-        problems.append(f"model_params = {model_params!r}: expected a positive number of parameters")
+        problems.append(LATER.gettext("model_params = %(value)s: expected a positive number of parameters") % {"value": repr(model_params)})
     if not (isinstance(bytes_per_param, (int, float)) and 0 < bytes_per_param <= 16):
-        problems.append(f"bytes_per_param = {bytes_per_param!r}: expected 0 to 16 bytes (2 for 16-bit)")
+        problems.append(LATER.gettext("bytes_per_param = %(value)s: expected 0 to 16 bytes (2 for 16-bit)") % {"value": repr(bytes_per_param)})
     if problems:
-        raise WhatIfError("impossible training step", problems)
+        raise WhatIfError(LATER.gettext("impossible training step"), problems)
     dp = len(card_ids) // tp if dp is None else dp
     if isinstance(dp, bool) or not isinstance(dp, int) or dp < 1 or tp * dp > len(card_ids):
-        raise WhatIfError(
-            f"TP {tp} x DP {dp!r} on {len(card_ids):,} cards; expected whole numbers with TP x DP at most the cards"
-        )
+        too_many = LATER.ngettext(
+            "TP %(tp)s x DP %(dp)s on %(count)s card; expected whole numbers with TP x DP at most the cards",
+            "TP %(tp)s x DP %(dp)s on %(count)s cards; expected whole numbers with TP x DP at most the cards", len(card_ids),
+        )  # fmt: skip
+        raise WhatIfError(too_many % {"tp": str(tp), "dp": repr(dp), "count": len(card_ids)})
     activation_bytes = micro_batch_size * sequence_length * hidden_size * bytes_per_param
     gradient_bytes = model_params * bytes_per_param / tp
     sim_options = {**sim_options, "max_pattern_flows": max_pattern_flows}
@@ -223,7 +223,8 @@ def _point(simulator: Simulator, collective: str, size: int, algorithm: str) -> 
         result = simulator.run(collective, size, algorithm, top_links=0)
     except TwinCoreError as error:
         if algorithm == "auto":
-            raise WhatIfError(f"{collective} of {size:,} bytes: {error}") from None
+            failed = LATER.ngettext("%(collective)s of %(size)s byte: %(error)s", "%(collective)s of %(size)s bytes: %(error)s", size)
+            raise WhatIfError(failed % {"collective": collective, "size": size, "error": error.words}) from None
         return {**dict.fromkeys(_POINT_KEYS), "size_bytes": size, "algorithm": algorithm, "error": str(error)}
     bottleneck = result["bottleneck"]
     return {
@@ -284,7 +285,8 @@ def _group_allreduce(
     try:
         result = Simulator(spec, ranks=ranks, **sim_options).run("allreduce", size_bytes, "auto", top_links=0)
     except TwinCoreError as error:
-        raise WhatIfError(f"allreduce of {size_bytes:,.0f} bytes on {len(ranks)} ranks: {error}") from None
+        failed = LATER.gettext("allreduce of %(size)s bytes on %(count)s ranks: %(error)s")
+        raise WhatIfError(failed % {"size": f"{size_bytes:,.0f}", "count": str(len(ranks)), "error": error.words}) from None
     return {
         "ranks": len(ranks),
         "bytes_per_rank": float(size_bytes),

@@ -32,7 +32,7 @@ from typing import Any
 
 from twin.whatif.bom import bom_delta
 from twin.whatif.errors import WhatIfError
-from twin.simcore.translation import ENGLISH, Translations, gettext_noop
+from twin.simcore.translation import ENGLISH, LATER, Translations, gettext_noop
 
 __all__ = [
     "CAUSE_NAMES",
@@ -144,9 +144,9 @@ def assemble_report(
     docs/whatif.md.
     """
     if not stage_results:
-        raise WhatIfError("no stage results to report on")
+        raise WhatIfError(LATER.gettext("no stage results to report on"))
     if not threshold_points > 0:
-        raise WhatIfError(f"threshold {threshold_points!r} points; expected a positive number")
+        raise WhatIfError(LATER.gettext("threshold %(threshold)s points; expected a positive number") % {"threshold": repr(threshold_points)})
     alternatives: list[str] = []
     for result in stage_results:
         if result["stage"]["alternative"] not in alternatives:

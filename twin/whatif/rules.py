@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from twin.simcore.model import MAX_LINK_GBPS, FabricSpec, LinkSpec, NodeSpec
-from twin.simcore.translation import ENGLISH, Translations, gettext_noop
+from twin.simcore.translation import ENGLISH, LATER, Joined, Phrase, Translations, gettext_noop, rendered
 from twin.whatif.errors import WhatIfError
 
 __all__ = ["DESIGNS", "MAX_TIERS", "DesignRules", "design_rules", "reason_text", "tier_name", "tiers_needed"]
@@ -83,9 +83,9 @@ class DesignRules:
     inferred: Mapping[str, str] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
-        problems = list(_problems(self))
+        problems = [problem for _, problem in _problems({item.name: getattr(self, item.name) for item in fields(self)})]
         if problems:
-            raise WhatIfError("impossible design rules", problems)
+            raise WhatIfError(LATER.gettext("impossible design rules"), problems)
 
     @property
     def leaf_ports_down(self) -> int:
@@ -119,17 +119,16 @@ class DesignRules:
         known = {item.name for item in fields(self)} - {"inferred"}
         unknown = sorted(set(overrides) - known)
         if unknown:
-            raise WhatIfError(
-                f"unknown design rules {', '.join(unknown)}; expected some of {', '.join(sorted(known))}"
-            )
+            unknown_rules = LATER.gettext("unknown design rules %(names)s; expected some of %(known)s")
+            raise WhatIfError(unknown_rules % {"names": Joined(unknown), "known": Joined(sorted(known))})
         problems, converted = [], {}
         for name, value in overrides.items():
             try:
                 converted[name] = _CONVERTERS[name](value)
             except (TypeError, ValueError):
-                problems.append(f"{name} = {value!r}: expected {_EXPECTED[name]}")
+                problems.append(_UNREADABLE % {"name": name, "value": repr(value), "expected": _EXPECTED[name]})
         if problems:
-            raise WhatIfError("cannot read the overrides", problems)
+            raise WhatIfError(LATER.gettext("cannot read the overrides"), problems)
         return replace(self, **converted, inferred={**self.inferred, **dict.fromkeys(converted, "override")})
 
     def to_dict(self) -> dict[str, Any]:
@@ -146,8 +145,8 @@ class DesignRules:
         missing, unknown = sorted(required - set(plain)), sorted(set(plain) - names)
         if missing or unknown:
             raise WhatIfError(
-                "design rules do not have the expected keys",
-                [f"missing {name}" for name in missing] + [f"unknown {name}" for name in unknown],
+                LATER.gettext("design rules do not have the expected keys"),
+                [LATER.gettext("missing %(name)s") % {"name": name} for name in missing] + [LATER.gettext("unknown %(name)s") % {"name": name} for name in unknown],
             )
         problems, converted = [], {}
         for name, value in plain.items():
@@ -157,9 +156,9 @@ class DesignRules:
             try:
                 converted[name] = _CONVERTERS[name](value)
             except (TypeError, ValueError):
-                problems.append(f"{name} = {value!r}: expected {_EXPECTED[name]}")
+                problems.append(_UNREADABLE % {"name": name, "value": repr(value), "expected": _EXPECTED[name]})
         if problems:
-            raise WhatIfError("cannot read the design rules", problems)
+            raise WhatIfError(LATER.gettext("cannot read the design rules"), problems)
         return cls(**converted)
 
 
@@ -188,7 +187,11 @@ _TIER_NAMES = {
 
 def tier_name(tier: str, tr: Translations = ENGLISH) -> str:
     """A switch tier for people; a tier the twin does not know keeps its own name."""
-    return tr.gettext(_TIER_NAMES[tier]) if tier in _TIER_NAMES else tier
+    return str(rendered(tier_words(tier), tr))
+
+
+def tier_words(tier: str) -> Phrase | str:
+    return LATER.gettext(_TIER_NAMES[tier]) if tier in _TIER_NAMES else tier
 
 
 # Where each rule's value came from (``inferred``), in English; ``reason_text`` gives it in the
@@ -239,19 +242,25 @@ _REASON_PATTERNS = [(reason, _pattern(reason)) for reason in _REASONS]
 
 
 def reason_text(inferred: str, tr: Translations = ENGLISH) -> str:
-    """Where a rule came from (an ``inferred`` value) in the reader's language; parts joined by
-    "; " are translated one by one, and anything else (``"override"``) is kept as it is."""
-    parts = []
+    """Where a rule came from (an ``inferred`` value) in the reader's language."""
+    return str(rendered(reason_words(inferred), tr))
+
+
+def reason_words(inferred: str) -> Joined:
+    """An ``inferred`` value to render in the reader's language; parts joined by "; " are
+    translated one by one, and anything else (``"override"``) is kept as it is."""
+    parts: list[Phrase | str] = []
     for part in inferred.split("; "):
         for reason, pattern in _REASON_PATTERNS:
             if match := pattern.fullmatch(part):
-                values = match.groupdict()
+                values: dict[str, Any] = match.groupdict()
                 if "tiers" in values:
-                    values["tiers"] = tr.gettext(", ").join(tier_name(tier, tr) for tier in values["tiers"].split(", "))
-                part = tr.gettext(reason) % values
+                    values["tiers"] = Joined([tier_words(tier) for tier in values["tiers"].split(", ")])
+                parts.append(LATER.gettext(reason) % values)
                 break
-        parts.append(part)
-    return tr.gettext("; ").join(parts)
+        else:
+            parts.append(part)
+    return Joined(parts, "; ")
 
 
 def design_rules(spec: FabricSpec) -> DesignRules:
@@ -326,15 +335,19 @@ def design_rules(spec: FabricSpec) -> DesignRules:
         try:
             converted[name] = _CONVERTERS[name](value)
         except (TypeError, ValueError):
-            problems.append(f"{name} = {value!r} ({inferred[name]}): expected {_EXPECTED[name]}")
+            unreadable = LATER.gettext("%(name)s = %(value)s (%(source)s): expected %(expected)s")
+            problems.append(unreadable % {"name": name, "value": repr(value), "source": reason_words(inferred[name]), "expected": _EXPECTED[name]})
     if problems:
-        raise WhatIfError(f"cannot read the design rules of fabric {spec.name!r}", problems)
-    try:
-        return DesignRules(**converted, inferred=inferred)
-    except WhatIfError as error:
-        # Every problem starts with the rule's name: say where its value came from.
-        sourced = [f"{problem} (from {inferred.get(problem.split(' ', 1)[0], 'the defaults')})" for problem in error.problems]
-        raise WhatIfError(f"fabric {spec.name!r} has impossible design rules", sourced) from None
+        raise WhatIfError(LATER.gettext("cannot read the design rules of fabric %(fabric)s") % {"fabric": repr(spec.name)}, problems)
+    # Checked here, before DesignRules checks them itself, to say where each value came from.
+    impossible = list(_problems({"max_tiers": MAX_TIERS, **converted}))
+    if impossible:
+        sourced = [
+            LATER.gettext("%(problem)s (from %(source)s)") % {"problem": problem, "source": reason_words(inferred[rule]) if rule in inferred else LATER.gettext("the defaults")}
+            for rule, problem in impossible
+        ]
+        raise WhatIfError(LATER.gettext("fabric %(fabric)s has impossible design rules") % {"fabric": repr(spec.name)}, sourced)
+    return DesignRules(**converted, inferred=inferred)
 
 
 # -- validation -------------------------------------------------------------------------------
@@ -383,58 +396,65 @@ _CONVERTERS: dict[str, Callable[[Any], Any]] = {
     ),
 }
 _EXPECTED = {
-    name: "one of " + ", ".join(DESIGNS)
+    name: LATER.gettext("one of %(designs)s") % {"designs": Joined(DESIGNS)}
     if name == "design"
-    else "a whole number"
+    else LATER.gettext("a whole number")
     if converter is _integer
-    else "a number"
+    else LATER.gettext("a number")
     for name, converter in _CONVERTERS.items()
 }
+_UNREADABLE = LATER.gettext("%(name)s = %(value)s: expected %(expected)s")
 
 
-def _problems(rules: DesignRules) -> Iterable[str]:
+def _problems(rules: Mapping[str, Any]) -> Iterable[tuple[str, Phrase]]:
+    """``(rule, sentence)`` for each impossible value of ``rules`` (rule name -> value)."""
     for name in ("cards", "cards_per_host", "servers_per_unit", "supernodes"):
-        if getattr(rules, name) < 1:
-            yield f"{name} = {getattr(rules, name)}: expected at least 1"
+        if rules[name] < 1:
+            yield name, LATER.gettext("%(name)s = %(value)s: expected at least 1") % {"name": name, "value": str(rules[name])}
     for name in ("link_gbps", "nvlink_gbps", "scale_out_gbps"):
-        value = getattr(rules, name)
+        value = rules[name]
         if not (math.isfinite(value) and 0 < value <= MAX_LINK_GBPS):
-            yield f"{name} = {value}: expected a positive number of Gb/s, at most {MAX_LINK_GBPS:,.0f}"
+            too_fast = LATER.gettext("%(name)s = %(value)s: expected a positive number of Gb/s, at most %(most)s")
+            yield name, too_fast % {"name": name, "value": str(value), "most": f"{MAX_LINK_GBPS:,.0f}"}
     for name in ("cable_latency_ns", "switch_latency_ns", "scale_out_cable_latency_ns", "scale_out_switch_latency_ns"):
-        value = getattr(rules, name)
+        value = rules[name]
         if not (math.isfinite(value) and value >= 0):
-            yield f"{name} = {value}: expected a non-negative number of ns"
+            yield name, LATER.gettext("%(name)s = %(value)s: expected a non-negative number of ns") % {"name": name, "value": str(value)}
     for prefix, radix, ratio in (
-        ("", rules.switch_radix, rules.oversubscription),
-        ("scale_out_", rules.scale_out_radix, rules.scale_out_oversubscription),
+        ("", rules["switch_radix"], rules["oversubscription"]),
+        ("scale_out_", rules["scale_out_radix"], rules["scale_out_oversubscription"]),
     ):
         yield from _radix_problems(prefix, radix, ratio)
-    if not 2 <= rules.max_tiers <= MAX_TIERS:
-        yield f"max_tiers = {rules.max_tiers}: expected 2 or {MAX_TIERS} (the generators build leaf, spine and core)"
-    if not 2 <= rules.tiers <= MAX_TIERS:
-        yield f"tiers = {rules.tiers}: expected 2 or {MAX_TIERS}"
-    elif rules.tiers > rules.max_tiers:
-        yield f"tiers = {rules.tiers} but max_tiers = {rules.max_tiers}: the snapshot already has more tiers than allowed"
+    max_tiers, tiers = rules["max_tiers"], rules["tiers"]
+    if not 2 <= max_tiers <= MAX_TIERS:
+        no_core = LATER.gettext("max_tiers = %(value)s: expected 2 or %(most)s (the generators build leaf, spine and core)")
+        yield "max_tiers", no_core % {"value": str(max_tiers), "most": str(MAX_TIERS)}
+    if not 2 <= tiers <= MAX_TIERS:
+        yield "tiers", LATER.gettext("tiers = %(value)s: expected 2 or %(most)s") % {"value": str(tiers), "most": str(MAX_TIERS)}
+    elif tiers > max_tiers:
+        too_many = LATER.gettext("tiers = %(value)s but max_tiers = %(max_tiers)s: the snapshot already has more tiers than allowed")
+        yield "tiers", too_many % {"value": str(tiers), "max_tiers": str(max_tiers)}
 
 
-def _radix_problems(prefix: str, radix: int, ratio: float) -> Iterable[str]:
+def _radix_problems(prefix: str, radix: int, ratio: float) -> Iterable[tuple[str, Phrase]]:
     if not (math.isfinite(ratio) and ratio >= 1):
-        yield (
-            f"{prefix}oversubscription = {ratio}: expected a ratio of at least 1 "
-            "(1 is non-blocking, 3 means three times more bandwidth down than up)"
+        below_one = LATER.gettext(
+            "%(name)s = %(ratio)s: expected a ratio of at least 1 (1 is non-blocking, 3 means three times more bandwidth down than up)"
         )
+        yield f"{prefix}oversubscription", below_one % {"name": f"{prefix}oversubscription", "ratio": str(ratio)}
         return
     if radix < 2 or radix % 2:
-        yield (
-            f"{prefix}switch_radix = {radix}: too small or odd for even one tier; "
-            "expected an even port count of at least 2 (ports down and up)"
-            if not prefix
-            else f"{prefix}radix = {radix}: expected an even port count of at least 2"
-        )
+        if prefix:
+            odd = LATER.gettext("%(name)s = %(radix)s: expected an even port count of at least 2")
+            yield f"{prefix}radix", odd % {"name": f"{prefix}radix", "radix": str(radix)}
+        else:
+            odd = LATER.gettext("switch_radix = %(radix)s: too small or odd for even one tier; expected an even port count of at least 2 (ports down and up)")
+            yield "switch_radix", odd % {"radix": str(radix)}
         return
     down = _ports_down(radix, ratio)
     if down >= radix:
-        yield f"{prefix}oversubscription {ratio}:1 leaves no uplink on a radix-{radix} leaf; expected a smaller ratio or a larger radix"
+        no_uplink = LATER.gettext("%(name)s %(ratio)s:1 leaves no uplink on a radix-%(radix)s leaf; expected a smaller ratio or a larger radix")
+        yield f"{prefix}oversubscription", no_uplink % {"name": f"{prefix}oversubscription", "ratio": str(ratio), "radix": str(radix)}
 
 
 def _ports_down(radix: int, ratio: float) -> int:
@@ -466,10 +486,8 @@ class _Graph:
         self.spec = spec
         self.cards = spec.cards()
         if not self.cards:
-            raise WhatIfError(
-                f"fabric {spec.name!r} has no cards (nodes of kind \"card\"); a what-if grows the cards "
-                "of a snapshot, so upload one that has them"
-            )
+            no_cards = LATER.gettext('fabric %(fabric)s has no cards (nodes of kind "card"); a what-if grows the cards of a snapshot, so upload one that has them')
+            raise WhatIfError(no_cards % {"fabric": repr(spec.name)})
         self.nodes = {node.id: node for node in spec.nodes}
         self.card_ids = {card.id for card in self.cards}
 

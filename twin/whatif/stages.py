@@ -33,7 +33,7 @@ from typing import Any
 from twin.simcore.errors import FabricError
 from twin.simcore.generate import fat_tree, rail_optimised, supernode_cluster
 from twin.simcore.model import Attrs, FabricSpec
-from twin.simcore.translation import LATER, Phrase
+from twin.simcore.translation import LATER, Joined, Phrase
 from twin.whatif.errors import WhatIfError
 from twin.whatif.rules import MAX_TIERS, DesignRules, tiers_needed
 
@@ -51,6 +51,8 @@ ALTERNATIVES = ("one-supernode", "k-supernodes", "rail")
 DEFAULT_FACTORS = (1, 2, 4, 8)
 MAX_STAGE_CARDS = 131_072
 """Largest stage: beyond it one simulation cell needs more memory than a worker has (2 GB)."""
+
+CANNOT_PLAN = LATER.gettext("cannot plan the what-if")
 
 _GENERATORS: dict[str, Callable[..., FabricSpec]] = {
     "fat_tree": fat_tree,
@@ -118,7 +120,7 @@ class StageSpec:
                 scale_out_tiers=plain.get("scale_out_tiers"),
             )
         except (KeyError, TypeError, ValueError) as error:
-            raise WhatIfError(f"not a stage description: {error!r}; expected StageSpec.to_dict()") from None
+            raise WhatIfError(LATER.gettext("not a stage description: %(error)s; expected StageSpec.to_dict()") % {"error": repr(error)}) from None
 
 
 def plan_stages(
@@ -145,29 +147,30 @@ def plan_stages(
     """
     problems = list(_parameter_problems(factors, alternatives, k))
     if problems:
-        raise WhatIfError("cannot plan the what-if", problems)
+        raise WhatIfError(CANNOT_PLAN, problems)
     stages: list[StageSpec] = []
     for factor in factors:
         # Bounded before rounding: a factor such as 1e308 gives infinitely many cards, which
         # no integer holds.
         if rules.cards * factor > MAX_STAGE_CARDS:
-            problems.append(f"factor {_factor_text(factor)}: {rules.cards * factor:,.6g} cards; expected at most {MAX_STAGE_CARDS:,}")
+            too_many = LATER.gettext("factor %(factor)s: %(cards)s cards; expected at most %(most)s")
+            problems.append(too_many % {"factor": _factor_text(factor), "cards": f"{rules.cards * factor:,.6g}", "most": MAX_STAGE_CARDS})
             continue
         cards = round(rules.cards * factor)
         if abs(cards - rules.cards * factor) > 1e-6 or cards % rules.cards_per_host:
-            problems.append(
-                f"factor {_factor_text(factor)}: {rules.cards:,} x {_factor_text(factor)} = "
-                f"{rules.cards * factor:,.6g} cards; expected a whole number of hosts of "
-                f"{rules.cards_per_host} cards"
+            not_hosts = LATER.gettext(
+                "factor %(factor)s: %(cards)s x %(factor)s = %(grown)s cards; expected a whole number of hosts of %(per_host)s cards"
             )
+            problems.append(not_hosts % {"factor": _factor_text(factor), "cards": rules.cards, "grown": f"{rules.cards * factor:,.6g}", "per_host": str(rules.cards_per_host)})
             continue
         for alternative in alternatives:
             try:
                 stages.append(_PLANNERS[alternative](rules, float(factor), cards, k))
             except WhatIfError as error:
-                problems.append(f"factor {_factor_text(factor)}, {alternative}: {error}")
+                impossible = LATER.gettext("factor %(factor)s, %(alternative)s: %(error)s")
+                problems.append(impossible % {"factor": _factor_text(factor), "alternative": alternative, "error": error.words})
     if problems:
-        raise WhatIfError("cannot plan the what-if", problems)
+        raise WhatIfError(CANNOT_PLAN, problems)
     return stages
 
 
@@ -198,51 +201,62 @@ def build_stage(stage: StageSpec) -> FabricSpec:
     """The fabric of ``stage``, built by its generator; ``WhatIfError`` if it cannot be."""
     generator = _GENERATORS.get(stage.generator)
     if generator is None:
-        raise WhatIfError(f"{stage.label}: unknown generator {stage.generator!r}; expected one of {', '.join(_GENERATORS)}")
+        unknown = LATER.gettext("%(stage)s: unknown generator %(generator)s; expected one of %(generators)s")
+        raise WhatIfError(unknown % {"stage": stage.label_phrase, "generator": repr(stage.generator), "generators": Joined(list(_GENERATORS))})
     name = f"whatif-{stage.alternative}-{_factor_text(stage.factor)}x"
     try:
         return generator(**stage.parameters.to_plain(), name=name)
     except (FabricError, TypeError) as error:
-        raise WhatIfError(f"{stage.label}: cannot build the fabric: {error}") from None
+        raise WhatIfError(LATER.gettext("%(stage)s: cannot build the fabric: %(error)s") % {"stage": stage.label_phrase, "error": str(error)}) from None
 
 
 # -- planning ---------------------------------------------------------------------------------
 
 
-def _parameter_problems(factors: Sequence[float], alternatives: Sequence[str], k: int) -> list[str]:
+def _parameter_problems(factors: Sequence[float], alternatives: Sequence[str], k: int) -> list[Phrase]:
     problems = []
     if not factors:
-        problems.append("no factors; expected at least one, e.g. 1, 2, 4, 8")
+        problems.append(LATER.gettext("no factors; expected at least one, e.g. 1, 2, 4, 8"))
     for factor in factors:
         if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not math.isfinite(factor):
-            problems.append(f"factor {factor!r}: expected a number")
+            problems.append(LATER.gettext("factor %(factor)s: expected a number") % {"factor": repr(factor)})
         elif factor < 1:
-            problems.append(f"factor {factor}: expected at least 1 (a what-if grows the fabric)")
+            problems.append(LATER.gettext("factor %(factor)s: expected at least 1 (a what-if grows the fabric)") % {"factor": str(factor)})
     numeric = [factor for factor in factors if isinstance(factor, (int, float)) and not isinstance(factor, bool)]
     if any(later <= earlier for earlier, later in zip(numeric, numeric[1:])):
-        problems.append(f"factors {list(factors)}: expected strictly increasing stages, e.g. 1, 2, 4, 8")
+        problems.append(LATER.gettext("factors %(factors)s: expected strictly increasing stages, e.g. 1, 2, 4, 8") % {"factors": str(list(factors))})
     if not alternatives:
-        problems.append(f"no alternatives; expected some of {', '.join(ALTERNATIVES)}")
+        problems.append(LATER.gettext("no alternatives; expected some of %(alternatives)s") % {"alternatives": Joined(ALTERNATIVES)})
     for alternative in alternatives:
         if alternative not in _PLANNERS:
-            problems.append(f"alternative {alternative!r}: expected one of {', '.join(ALTERNATIVES)}")
+            unknown = LATER.gettext("alternative %(alternative)s: expected one of %(alternatives)s")
+            problems.append(unknown % {"alternative": repr(alternative), "alternatives": Joined(ALTERNATIVES)})
     if len(set(alternatives)) != len(alternatives):
-        problems.append(f"alternatives {list(alternatives)}: each at most once")
+        problems.append(LATER.gettext("alternatives %(alternatives)s: each at most once") % {"alternatives": str(list(alternatives))})
     if "k-supernodes" in alternatives and (isinstance(k, bool) or not isinstance(k, int) or k < 2):
-        problems.append(f"k = {k!r}: expected a whole number of super-nodes, at least 2")
+        problems.append(LATER.gettext("k = %(k)s: expected a whole number of super-nodes, at least 2") % {"k": repr(k)})
     return problems
 
 
-def _tiers(rules: DesignRules, cards: int, radix: int, ports_down: int, what: str, *, at_least: int = 2) -> int:
+def _tiers(rules: DesignRules, cards: int, radix: int, ports_down: int, what: Phrase, *, at_least: int = 2) -> int:
     tiers = max(at_least, tiers_needed(cards, radix, ports_down))
     if tiers > rules.max_tiers:
-        raise WhatIfError(
-            f"{cards:,} cards need {tiers} tiers of radix-{radix} switches with {ports_down} ports down "
-            f"per leaf ({what}), more than max_tiers = {rules.max_tiers} (at most "
-            f"{_capacity_text(radix, ports_down, rules.max_tiers)} cards); use a larger radix, more "
-            "oversubscription or fewer cards"
-            + (f", or allow up to {MAX_TIERS} tiers" if rules.max_tiers < MAX_TIERS else "")
-        )
+        if rules.max_tiers < MAX_TIERS:
+            too_many = LATER.gettext(
+                "%(cards)s cards need %(tiers)s tiers of radix-%(radix)s switches with %(down)s ports down per leaf (%(what)s), "
+                "more than max_tiers = %(max_tiers)s (at most %(capacity)s cards); use a larger radix, more oversubscription or "
+                "fewer cards, or allow up to %(most)s tiers"
+            )
+        else:
+            too_many = LATER.gettext(
+                "%(cards)s cards need %(tiers)s tiers of radix-%(radix)s switches with %(down)s ports down per leaf (%(what)s), "
+                "more than max_tiers = %(max_tiers)s (at most %(capacity)s cards); use a larger radix, more oversubscription or "
+                "fewer cards"
+            )
+        raise WhatIfError(too_many % {
+            "cards": cards, "tiers": str(tiers), "radix": str(radix), "down": str(ports_down), "what": what,
+            "max_tiers": str(rules.max_tiers), "capacity": _capacity(radix, ports_down, rules.max_tiers), "most": str(MAX_TIERS),
+        })  # fmt: skip
     return tiers
 
 
@@ -251,8 +265,8 @@ def _snapshot_tiers(rules: DesignRules, design: str) -> int:
     return rules.tiers if rules.design == design else 2
 
 
-def _capacity_text(radix: int, ports_down: int, tiers: int) -> str:
-    return f"{radix * (radix // 2) ** (tiers - 2) * ports_down:,}"
+def _capacity(radix: int, ports_down: int, tiers: int) -> int:
+    return radix * (radix // 2) ** (tiers - 2) * ports_down
 
 
 def _common(rules: DesignRules) -> dict[str, Any]:
@@ -264,7 +278,7 @@ def _common(rules: DesignRules) -> dict[str, Any]:
 
 
 def _one_supernode(rules: DesignRules, factor: float, cards: int, k: int) -> StageSpec:
-    tiers = _tiers(rules, cards, rules.switch_radix, rules.leaf_ports_down, "ICN", at_least=_snapshot_tiers(rules, "fat-tree"))
+    tiers = _tiers(rules, cards, rules.switch_radix, rules.leaf_ports_down, LATER.gettext("ICN"), at_least=_snapshot_tiers(rules, "fat-tree"))
     return StageSpec(
         alternative="one-supernode",
         factor=factor,
@@ -285,14 +299,13 @@ def _one_supernode(rules: DesignRules, factor: float, cards: int, k: int) -> Sta
 def _k_supernodes(rules: DesignRules, factor: float, cards: int, k: int) -> StageSpec:
     per_supernode = cards // k
     if cards % k or per_supernode % rules.cards_per_host:
-        raise WhatIfError(
-            f"{cards:,} cards do not split into {k} super-nodes of whole hosts of {rules.cards_per_host} cards"
-        )
-    tiers = _tiers(rules, per_supernode, rules.switch_radix, rules.switch_radix // 2, "ICN of each super-node")
+        no_split = LATER.gettext("%(cards)s cards do not split into %(k)s super-nodes of whole hosts of %(per_host)s cards")
+        raise WhatIfError(no_split % {"cards": cards, "k": str(k), "per_host": str(rules.cards_per_host)})
+    tiers = _tiers(rules, per_supernode, rules.switch_radix, rules.switch_radix // 2, LATER.gettext("ICN of each super-node"))
     scale_out_down = round(
         rules.scale_out_radix * rules.scale_out_oversubscription / (rules.scale_out_oversubscription + 1)
     )
-    scale_out_tiers = _tiers(rules, cards, rules.scale_out_radix, scale_out_down, "scale-out network")
+    scale_out_tiers = _tiers(rules, cards, rules.scale_out_radix, scale_out_down, LATER.gettext("scale-out network"))
     return StageSpec(
         alternative="k-supernodes",
         factor=factor,
@@ -324,7 +337,7 @@ def _rail(rules: DesignRules, factor: float, cards: int, k: int) -> StageSpec:
     rail_leaves = units * rules.rails
     # Leaves are the unit: the fat-tree rule applies to leaves of ``leaf_ports_down`` ports.
     tiers = _tiers(
-        rules, rail_leaves * rules.leaf_ports_down, rules.switch_radix, rules.leaf_ports_down, "rails",
+        rules, rail_leaves * rules.leaf_ports_down, rules.switch_radix, rules.leaf_ports_down, LATER.gettext("rails"),
         at_least=_snapshot_tiers(rules, "rail"),
     )
     return StageSpec(

@@ -34,6 +34,7 @@ from scipy.sparse import csgraph
 
 from twin.simcore.hops import hop_statistics
 from twin.simcore.model import FabricSpec
+from twin.simcore.translation import LATER
 from twin.whatif.bom import LEVELS, switch_tier
 from twin.whatif.errors import WhatIfError
 
@@ -60,7 +61,7 @@ def structure(spec: FabricSpec) -> dict[str, Any]:
     (8, 64)
     """
     if not spec.cards():
-        raise WhatIfError(f"fabric {spec.name!r} has no cards: nothing to measure")
+        raise WhatIfError(LATER.gettext("fabric %(fabric)s has no cards: nothing to measure") % {"fabric": repr(spec.name)})
     hops = hop_statistics(spec)
     graph = _Graph(spec)
     tiers_by_domain: dict[str, set[str]] = {}
@@ -109,7 +110,7 @@ def _bisection_gbps(graph: _Graph) -> float:
     while scale > 1 and largest * scale >= _INT32_LIMIT:
         scale /= 10
     if largest * scale >= _INT32_LIMIT:
-        raise WhatIfError(f"fabric {graph.spec.name!r} is too large for the bisection computation")
+        raise WhatIfError(LATER.gettext("fabric %(fabric)s is too large for the bisection computation") % {"fabric": repr(graph.spec.name)})
     capacity = sparse.csr_array(
         (np.round(gbps * scale).astype(np.int32), (tails, heads)), shape=(graph.count + 2, graph.count + 2)
     )
