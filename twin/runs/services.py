@@ -243,12 +243,12 @@ def cell_execute(*, cell_id: int) -> None:
         cell_counted(run, cell)
 
 
-def failure_words(exc: Exception):
+def failure_words(exc: Exception) -> str | Phrase | Joined:
     """Why a cell or an assembly failed: what the core says, else the exception as Python has it."""
     return exc.words if isinstance(exc, TwinCoreError) else f"{type(exc).__name__}: {exc}"
 
 
-def cell_failure(cell: RunCell, reason) -> Phrase:
+def cell_failure(cell: RunCell, reason: str | Phrase | Joined) -> Phrase:
     """A run's failure reason when one of its cells failed (a what-if stage, the sweeper giving up)."""
     return LATER.gettext("%(cell)s: %(reason)s") % {"cell": cell.label_words, "reason": reason}
 
