@@ -75,3 +75,28 @@ def test_a_placement_errors_problems_are_listed_in_the_readers_language():
         assert core_error_text(raised.value) == (
             "该 rank 映射不能用于 2 个 rank 的作业\n  - rank 1：卡 'card-0001' 已被 rank 0 使用；每张卡只能对应一个 rank"
         )
+
+
+@pytest.mark.django_db
+def test_a_whatif_cell_that_fails_names_its_stage_and_reason_in_each_language(small_snapshot, monkeypatch):
+    from dataclasses import replace
+
+    from twin.runs.fanout import FANOUT_KINDS
+    from twin.runs.models import RunKind
+    from twin.runs.services import cell_execute, run_create
+    from twin.whatif.performance import check_sizes
+
+    def impossible_sizes(run, params):
+        return check_sizes([0])
+
+    run = run_create(kind=RunKind.WHATIF, snapshot=small_snapshot, params={"factors": [1, 2], "alternatives": ["one-supernode"], "collectives": ["allreduce"], "sizes": [2**16]})
+    monkeypatch.setitem(FANOUT_KINDS, RunKind.WHATIF, replace(FANOUT_KINDS[RunKind.WHATIF], execute=impossible_sizes))
+    cell = run.cells.first()
+    cell_execute(cell_id=cell.pk)
+    run.refresh_from_db()
+    english = f"{cell.label}: impossible message sizes\n  - size 0: expected a whole number of bytes from 1 to 68,719,476,736 (64 GiB)"
+    assert run.status == RunStatus.FAILED and run.error == english
+    with translation.override("zh-hans"):
+        chinese = run.error_text()
+    assert chinese.endswith("：消息大小无法使用\n  - 消息大小 0：应为 1 到 68,719,476,736（64 GiB）之间的整数字节数")
+    assert chinese != english and run_state_payload(run)["errors"] == {"en": english, "zh-hans": chinese}

@@ -13,7 +13,7 @@ import pytest
 from celery.contrib.testing.worker import start_worker
 from django.conf import settings as django_settings
 from django.db import connection
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from tests.test_runs import wait_for
 from twin import celery_app
@@ -71,6 +71,8 @@ def test_a_run_whose_worker_went_silent_is_queued_again_then_failed_with_the_rea
     assert sweep() == {"runs failed": 1}
     run.refresh_from_db()
     assert run.status == RunStatus.FAILED and "went silent 2 times" in run.error and run.finished_at
+    with translation.override("zh-hans"):
+        assert run.error_text() == "执行它的 worker 已失联 2 次（被终止、重启或内存不足），不再重试。"
 
 
 def test_a_heartbeat_keeps_a_long_run_from_being_swept(small_snapshot, empty_broker, settings, monkeypatch):
