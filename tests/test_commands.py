@@ -4,7 +4,7 @@ import re
 from pathlib import Path
 
 import pytest
-from django.core.management import call_command, get_commands
+from django.core.management import CommandError, call_command, get_commands
 
 from twin.accounts.models import Role
 from twin.fabrics.models import Fabric
@@ -115,3 +115,12 @@ def test_help_is_in_the_shells_language(capsys, monkeypatch):
         call_command("simulate", "--help")
     shown = capsys.readouterr().out
     assert "在互联网络快照（默认最新的发现快照）的所有卡上仿真一次集合通信。" in shown and "每个 rank 的字节数，例如 342MB、1GiB、4096" in shown
+
+
+def test_a_placement_the_free_cards_cannot_hold_is_refused_in_the_shells_language(small_snapshot, monkeypatch):
+    for variable in ("LANGUAGE", "LC_ALL", "LC_MESSAGES"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("LANG", "zh_CN.UTF-8")
+    with pytest.raises(CommandError) as refused:
+        call_command("place", "--fabric", "small", "--tp", "8", "--dp", "8", "--busy", "card-0001")
+    assert str(refused.value) == "该作业需要 64 张卡（tp 8 x pp 1 x dp 8），但 'small' 的 64 张卡中只有 63 张空闲"
