@@ -108,6 +108,7 @@ def test_an_uploaded_hgx_gets_its_nvlink_heatmap_from_dcgm_exporter_per_link_fie
 
             save_source(page, dcgm_prometheus, preset="dcgm_nvlink_links")
             assert "144 of 288 series name ports of this fabric" in page.inner_text("#telemetry-source-check")
+            open_panel(page, "live-telemetry")  # the saved form reloads the page
             table = page.locator("#telemetry-series-ports")
             assert table.is_visible()
             rows = table.locator("tbody tr")

@@ -43,6 +43,9 @@ def die_with(parent_pid: int, signum: int) -> None:
     started it dies, however it dies (SIGKILL included). Linux only; elsewhere a no-op."""
     if not sys.platform.startswith("linux"):
         return
+    # A job started in the background of a script inherits SIGINT and SIGQUIT ignored, which
+    # would make the death signal a no-op: it gets its default action back.
+    signal.signal(signum, signal.SIG_DFL)
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(PR_SET_PDEATHSIG, signum, 0, 0, 0) != 0:
         return

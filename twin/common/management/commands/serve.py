@@ -110,6 +110,9 @@ class Command(TwinCommand):
         self.restarts: dict[str, list[float]] = {}  # each child's exits: Redis going also takes the workers' connections
         self.redis: EmbeddedRedis | None = None
         signal.signal(signal.SIGTERM, stop_on_signal)
+        # Ctrl-C (SIGINT) stops everything even when serve was started from a script's background
+        # job, which starts with SIGINT ignored.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         if port_in_use(host, port):
             raise CommandError(gettext("Port %(port)s on %(host)s is already in use; choose another with --port.") % {"port": port, "host": host})
         if web_processes < 1:
