@@ -48,8 +48,9 @@ import numpy as np
 from twin.replay.encoding import Frame
 from twin.replay.layout import FabricLayout
 from twin.replay.timeline import FrameBuilder
-from twin.simcore.errors import TwinCoreError
+from twin.simcore.errors import ProblemsError, problem_words
 from twin.simcore.model import FabricSpec
+from twin.simcore.translation import LATER, Phrase
 
 __all__ = [
     "COUNTER_WRAP",
@@ -74,12 +75,8 @@ _PLAUSIBLE_RATE = 1.05  # a wrapped byte delta above this share of line rate mea
 _COUNTERS = ("tx_bytes", "rx_bytes", "xmit_wait", "pfc_pauses")
 
 
-class TelemetryError(TwinCoreError):
+class TelemetryError(ProblemsError):
     """A batch of telemetry samples does not have the documented shape; ``problems`` says where."""
-
-    def __init__(self, message: str, problems: Sequence[str] = ()) -> None:
-        self.problems = tuple(problems)
-        super().__init__(message + "".join(f"\n  - {problem}" for problem in self.problems))
 
 
 @dataclass(frozen=True)
@@ -265,10 +262,13 @@ def _columns_readings(index: TelemetryIndex, columns: Mapping[str, Any]) -> Port
 
 def _checked_columns(columns: Mapping[str, Any]) -> tuple[list[str], list[Any], np.ndarray, dict[str, np.ndarray], dict[str, np.ndarray]]:
     """The columns' nodes, ports, times, counters and error counters, or ``TelemetryError``."""
-    problems: list[str] = []
+    problems: list[Phrase] = []
     nodes, names = columns.get("node"), columns.get("port")
     if not (isinstance(nodes, list) and isinstance(names, list) and len(nodes) == len(names) and set(map(type, nodes)) <= {str}):
-        raise TelemetryError("telemetry samples must be a list of samples, or an object of columns", ["columns.node and columns.port: expected two lists of the same length, node ids (strings) and their ports"])
+        raise TelemetryError(
+            LATER.gettext("telemetry samples must be a list of samples, or an object of columns"),
+            [problem_words("columns.node, columns.port", "", LATER.gettext("two lists of the same length, node ids (strings) and their ports"))],
+        )
     count = len(nodes)
     t = _number_column(columns.get("timestamp"), "columns.timestamp", count, problems, scalar=True)
     counters = {name: _number_column(columns.get(name), f"columns.{name}", count, problems, counter=True) for name in _COUNTERS}
@@ -277,15 +277,16 @@ def _checked_columns(columns: Mapping[str, Any]) -> tuple[list[str], list[Any], 
     if isinstance(raw_errors, Mapping):
         errors = {str(name): _number_column(values, f"columns.errors.{name}", count, problems, counter=True) for name, values in raw_errors.items()}
     else:
-        problems.append("columns.errors: expected an object of counter name -> list of counts")
+        problems.append(problem_words("columns.errors", "", LATER.gettext("an object of counter name -> list of counts")))
     if count and np.isnan(counters["tx_bytes"]).all() and np.isnan(counters["rx_bytes"]).all():
-        problems.append("columns: no measurement; expected tx_bytes/rx_bytes columns")
+        problems.append(problem_words("columns", LATER.gettext("no measurement"), LATER.gettext("tx_bytes/rx_bytes columns")))
     if problems:
-        raise TelemetryError(f"{len(problems)} problem(s) in the telemetry columns", problems[:MAX_TELEMETRY_PROBLEMS])
+        found = LATER.ngettext("%(count)s problem in the telemetry columns", "%(count)s problems in the telemetry columns", len(problems))
+        raise TelemetryError(found % {"count": len(problems)}, problems[:MAX_TELEMETRY_PROBLEMS])
     return nodes, names, t, counters, errors
 
 
-def _number_column(values: Any, where: str, count: int, problems: list[str], *, scalar: bool = False, counter: bool = False) -> np.ndarray:
+def _number_column(values: Any, where: str, count: int, problems: list[Phrase], *, scalar: bool = False, counter: bool = False) -> np.ndarray:
     """A column of non-negative numbers (counters: integers), NaN for a counter not given."""
     if counter and values is None:
         return np.full(count, np.nan)
@@ -294,8 +295,13 @@ def _number_column(values: Any, where: str, count: int, problems: list[str], *, 
     column = np.asarray(values) if isinstance(values, list) else np.zeros(0)
     kinds = "iu" if counter else "iuf"
     if column.shape != (count,) or (count and column.dtype.kind not in kinds) or not np.isfinite(column.astype(float)).all() or (column < 0).any():
-        expected = "non-negative integer counters" if counter else "non-negative numbers"
-        problems.append(f"{where}: expected {'seconds since the epoch, or ' if scalar else ''}a list of {count} {expected}")
+        if counter:
+            expected = LATER.ngettext("a list of %(count)s non-negative integer counter", "a list of %(count)s non-negative integer counters", count)
+        elif scalar:
+            expected = LATER.ngettext("seconds since the epoch, or a list of %(count)s non-negative number", "seconds since the epoch, or a list of %(count)s non-negative numbers", count)
+        else:
+            expected = LATER.ngettext("a list of %(count)s non-negative number", "a list of %(count)s non-negative numbers", count)
+        problems.append(problem_words(where, "", expected % {"count": count}))
         return np.zeros(count)
     return column.astype(float)
 
@@ -353,7 +359,8 @@ class _PortState:
         if previous is None:
             return state
         if not isinstance(previous, Mapping):
-            raise TelemetryError("previous telemetry state is not what telemetry_frame returned", [f"expected {{'version': {cls.VERSION}, 'ports': <count>, ...}}"])
+            expected = f"{{'version': {cls.VERSION}, 'ports': <count>, ...}}"
+            raise TelemetryError(LATER.gettext("previous telemetry state is not what telemetry_frame returned"), [problem_words("", type(previous).__name__, expected)])
         if previous.get("version") != cls.VERSION or previous.get("ports") != port_count:
             return state  # an older state, or another snapshot's ports: every port's next sample is a first one
         seen = _unpack(previous["seen"], np.int64)
@@ -451,8 +458,8 @@ class _Report:
 
 def _parse(samples: Sequence[Mapping[str, Any]]) -> list[_Sample]:
     if not isinstance(samples, Sequence) or isinstance(samples, (str, bytes)):
-        raise TelemetryError("telemetry samples must be a list", [f"got {type(samples).__name__}; expected a JSON array of sample objects"])
-    problems: list[str] = []
+        raise TelemetryError(LATER.gettext("telemetry samples must be a list"), [problem_words("", type(samples).__name__, LATER.gettext("a JSON array of sample objects"))])
+    problems: list[Phrase] = []
     parsed = []
     for position, raw in enumerate(samples):
         where = f"samples[{position}]"
@@ -462,18 +469,19 @@ def _parse(samples: Sequence[Mapping[str, Any]]) -> list[_Sample]:
         if len(problems) >= MAX_TELEMETRY_PROBLEMS:
             break
     if problems:
-        raise TelemetryError(f"{len(problems)} problem(s) in the telemetry samples", problems[:MAX_TELEMETRY_PROBLEMS])
+        found = LATER.ngettext("%(count)s problem in the telemetry samples", "%(count)s problems in the telemetry samples", len(problems))
+        raise TelemetryError(found % {"count": len(problems)}, problems[:MAX_TELEMETRY_PROBLEMS])
     return parsed
 
 
-def _parse_one(raw: Any, where: str, problems: list[str]) -> _Sample | None:
+def _parse_one(raw: Any, where: str, problems: list[Phrase]) -> _Sample | None:
     before = len(problems)
     if not isinstance(raw, Mapping):
-        problems.append(f"{where}: {type(raw).__name__}; expected an object")
+        problems.append(problem_words(where, type(raw).__name__, LATER.gettext("an object")))
         return None
     port = raw.get("port")
     if not (isinstance(port, Mapping) and isinstance(port.get("node"), str) and isinstance(port.get("port"), (str, int)) and not isinstance(port.get("port"), bool)):
-        problems.append(f'{where}.port: {port!r}; expected {{"node": "<node id>", "port": "<port>"}}')
+        problems.append(problem_words(f"{where}.port", repr(port), '{"node": "<node id>", "port": "<port>"}'))
     t = _timestamp(raw.get("timestamp"), f"{where}.timestamp", problems)
     counters = {}
     for name in _COUNTERS:
@@ -489,19 +497,19 @@ def _parse_one(raw: Any, where: str, problems: list[str]) -> _Sample | None:
                 if counted is not None:
                     errors[str(name)] = counted
         else:
-            problems.append(f"{where}.errors: {raw['errors']!r}; expected an object of counter name -> count")
+            problems.append(problem_words(f"{where}.errors", repr(raw["errors"]), LATER.gettext("an object of counter name -> count")))
     utilization = _utilization(raw.get("utilization"), f"{where}.utilization", problems)
     if utilization is None and not {"tx_bytes", "rx_bytes", "errors"} & raw.keys():
-        problems.append(f"{where}: no measurement; expected tx_bytes/rx_bytes counters, utilization or error counters")
+        problems.append(problem_words(where, LATER.gettext("no measurement"), LATER.gettext("tx_bytes/rx_bytes counters, utilization or error counters")))
     wait_bytes = raw.get("xmit_wait_bytes", DEFAULT_XMIT_WAIT_BYTES)
     if not _is_number(wait_bytes) or wait_bytes <= 0:
-        problems.append(f"{where}.xmit_wait_bytes: {wait_bytes!r}; expected a positive number of bytes per tick")
+        problems.append(problem_words(f"{where}.xmit_wait_bytes", repr(wait_bytes), LATER.gettext("a positive number of bytes per tick")))
     if len(problems) > before:
         return None
     return _Sample(port["node"], str(port["port"]), t, counters, errors, utilization, float(wait_bytes))
 
 
-def _timestamp(value: Any, where: str, problems: list[str]) -> float:
+def _timestamp(value: Any, where: str, problems: list[Phrase]) -> float:
     if _is_number(value) and math.isfinite(value) and value >= 0:
         return float(value)
     if isinstance(value, str):
@@ -511,25 +519,25 @@ def _timestamp(value: Any, where: str, problems: list[str]) -> float:
             pass
         else:
             return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).timestamp()
-    problems.append(f"{where}: {value!r}; expected an ISO 8601 time or seconds since the epoch")
+    problems.append(problem_words(where, repr(value), LATER.gettext("an ISO 8601 time or seconds since the epoch")))
     return 0.0
 
 
-def _counter(value: Any, where: str, problems: list[str]) -> int | None:
+def _counter(value: Any, where: str, problems: list[Phrase]) -> int | None:
     if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
         return value
-    problems.append(f"{where}: {value!r}; expected a non-negative integer counter")
+    problems.append(problem_words(where, repr(value), LATER.gettext("a non-negative integer counter")))
     return None
 
 
-def _utilization(value: Any, where: str, problems: list[str]) -> tuple[float, float] | None:
+def _utilization(value: Any, where: str, problems: list[Phrase]) -> tuple[float, float] | None:
     if value is None:
         return None
     if _is_number(value) and 0 <= value <= 1:
         return float(value), float(value)
     if isinstance(value, Mapping) and set(value) <= {"tx", "rx"} and value and all(_is_number(v) and 0 <= v <= 1 for v in value.values()):
         return float(value.get("tx", 0.0)), float(value.get("rx", 0.0))
-    problems.append(f'{where}: {value!r}; expected a fraction 0..1 or {{"tx": 0..1, "rx": 0..1}}')
+    problems.append(problem_words(where, repr(value), LATER.gettext('a fraction 0..1 or {"tx": 0..1, "rx": 0..1}')))
     return None
 
 

@@ -5,7 +5,8 @@ expected failure of the core in one place; ``FabricError`` says a fabric
 description is inconsistent and carries the individual problems as data, so
 that parsers can point at the offending element of the source file.
 ``ProblemsError`` is a message and the list of reasons under it (a placement,
-a what-if), said in the reader's language where it is shown (``words``).
+a what-if, a trace, telemetry, a fabric), said in the reader's language where
+it is shown (``words``).
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from twin.simcore.translation import Joined
+from twin.simcore.translation import LATER, Joined
 
-__all__ = ["PROBLEM_LINE", "FabricError", "FabricProblem", "PathPart", "ProblemsError", "TwinCoreError", "format_path"]
+__all__ = ["PROBLEM_LINE", "FabricError", "FabricProblem", "PathPart", "ProblemsError", "TwinCoreError", "format_path", "problem_words"]
 
 PathPart = str | int
 
@@ -38,6 +39,15 @@ def format_path(path: Iterable[PathPart]) -> str:
         else:
             text += f".{part}" if text else str(part)
     return text
+
+
+def problem_words(where: Any, problem: Any, expected: Any = None) -> Any:
+    """The sentence of one problem, as words: "where: what is wrong; expected what would do"
+    (``where`` and ``expected`` may be empty; an empty ``problem`` says only what was expected)."""
+    if not problem:
+        return LATER.gettext("%(where)s: expected %(expected)s") % {"where": where, "expected": expected}
+    text = LATER.gettext("%(where)s: %(problem)s") % {"where": where, "problem": problem} if where else problem
+    return LATER.gettext("%(problem)s; expected %(expected)s") % {"problem": text, "expected": expected} if expected else text
 
 
 class TwinCoreError(Exception):
@@ -78,21 +88,25 @@ class FabricProblem:
     message: Any  # text, or a Phrase (twin.simcore.translation) rendered where it is shown
     expected: Any = None
 
+    @property
+    def words(self) -> Any:
+        """The whole sentence (where, what, what was expected), to be rendered in a language."""
+        return problem_words(format_path(self.path), self.message, self.expected)
+
     def __str__(self) -> str:
-        location = format_path(self.path)
-        text = f"{location}: {self.message}" if location else self.message
-        return f"{text}; expected {self.expected}" if self.expected else text
+        return str(self.words)
 
 
-class FabricError(TwinCoreError):
+class FabricError(ProblemsError):
     """A fabric cannot be built or is inconsistent.
 
     ``problems`` lists what was found, in the order found (possibly only the
     first few); it may be empty when the message alone says it all, as for the
-    design-rule errors of the generator.
+    design-rule errors of the generator. Unlike other ``ProblemsError``s they are
+    ``FabricProblem``s (``str()`` is English), so that parsers can point at their path.
     """
 
-    def __init__(self, message: str, problems: Iterable[FabricProblem] = ()) -> None:
-        self.problems = tuple(problems)
-        details = "".join(f"\n  - {problem}" for problem in self.problems)
-        super().__init__(message + details)
+    def __init__(self, message: Any, problems: Iterable[FabricProblem] = ()) -> None:
+        problems = tuple(problems)
+        super().__init__(message, [problem.words for problem in problems])
+        self.problems = problems  # type: ignore[assignment]

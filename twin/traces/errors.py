@@ -10,22 +10,16 @@ file line to point at.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from twin.ingest.errors import IngestError, IngestProblem, ProblemCollector
-from twin.simcore.errors import TwinCoreError
+from twin.simcore.errors import ProblemsError
 
 __all__ = ["IngestError", "IngestProblem", "ProblemCollector", "TraceError"]
 
 
-class TraceError(TwinCoreError):
+class TraceError(ProblemsError):
     """A trace (or the arguments that generate one) is inconsistent.
 
     ``problems`` lists every inconsistency found, each a sentence that says
-    what is wrong and what was expected.
+    what is wrong and what was expected (English; ``words`` holds them to be
+    translated).
     """
-
-    def __init__(self, message: str, problems: Iterable[str] = ()) -> None:
-        self.problems = tuple(problems)
-        details = "".join(f"\n  - {problem}" for problem in self.problems)
-        super().__init__(message + details)
