@@ -531,7 +531,7 @@ class _FabricBuilder:
         """Line rate of the link above a <pci>; unknown or unreadable speed gives ``None``."""
         speed = re.match(r"\s*(\d+(?:\.\d+)?)\s*GT/s", pci.get("link_speed", ""))
         width = pci.get("link_width", "0")
-        if speed is None or not width.isdigit():
+        if speed is None or not width.isdecimal():
             return None
         # NCCL reads width 0 as x16.
         return pcie_gbps(float(speed.group(1)), int(width) or 16)
