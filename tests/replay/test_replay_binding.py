@@ -93,5 +93,5 @@ def test_at_most_50_problems_are_listed():
 
 
 def test_an_inconsistent_trace_is_rejected_before_binding():
-    with pytest.raises(TraceError, match="have no binding"):
+    with pytest.raises(TraceError, match="has no binding"):
         bind_trace(one_host(["a"]), Trace("t", [RankBinding(0, "a")], [CollectiveEvent(0.0, "allreduce", (0, 5), 10)]))

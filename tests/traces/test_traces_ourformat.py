@@ -199,7 +199,7 @@ def test_validate_lists_inconsistencies():
     with pytest.raises(TraceError) as caught:
         trace.validate()
     text = str(caught.value)
-    for words in ("bound twice", "have no binding", "before the previous", "unknown operation", "without ranks", "bytes -1"):
+    for words in ("bound twice", "has no binding", "before the previous", "unknown operation", "without ranks", "bytes -1"):
         assert words in text
 
 

@@ -26,7 +26,9 @@ from functools import cached_property
 
 from twin.ingest.hostlist import short_host_name
 from twin.ingest.parsers.nccl_xml import normalise_bus_id
+from twin.simcore.errors import problem_words
 from twin.simcore.model import FabricSpec, NodeSpec
+from twin.simcore.translation import LATER, Joined, Phrase
 from twin.traces.errors import TraceError
 from twin.traces.model import FlowEvent, RankBinding, Trace, gpu_card_id
 
@@ -64,14 +66,15 @@ def bind_trace(spec: FabricSpec, trace: Trace) -> BoundTrace:
     trace.validate(max_problems=MAX_BINDING_PROBLEMS)
     finder = _CardFinder(spec)
     used = _ranks_used_by_events(trace)
-    problems: list[str] = []
+    problems: list[Phrase] = []
     cards: list[str | None] = []
     matched_by: list[str] = []
     rank_on_card: dict[str, int] = {}
     for binding in trace.ranks:
         card, how, problem = finder.find(binding, required=binding.rank in used)
         if problem is None and card is not None and card in rank_on_card:
-            problem = f"rank {binding.rank}: card {card!r} is already rank {rank_on_card[card]}'s; expected one rank per card"
+            taken = LATER.gettext("card %(card)s is already rank %(rank)s's") % {"card": repr(card), "rank": rank_on_card[card]}
+            problem = problem_words(_rank_where(binding), taken, LATER.gettext("one rank per card"))
         if problem is not None:
             problems.append(problem)
             if len(problems) >= MAX_BINDING_PROBLEMS:
@@ -82,9 +85,8 @@ def bind_trace(spec: FabricSpec, trace: Trace) -> BoundTrace:
         cards.append(card)
         matched_by.append(how)
     if problems:
-        raise TraceError(
-            f"trace {trace.name!r} names ranks that are not cards of fabric {spec.name!r}", problems
-        )
+        unknown = LATER.gettext("trace %(trace)s names ranks that are not cards of fabric %(fabric)s")
+        raise TraceError(unknown % {"trace": repr(trace.name), "fabric": repr(spec.name)}, problems)
     return BoundTrace(spec=spec, trace=trace, cards=tuple(cards), matched_by=tuple(matched_by))
 
 
@@ -119,45 +121,51 @@ class _CardFinder:
                 if isinstance(index, int) and not isinstance(index, bool):
                     self.by_device[(host, index)].add(card.id)
 
-    def find(self, binding: RankBinding, *, required: bool) -> tuple[str | None, str, str | None]:
+    def find(self, binding: RankBinding, *, required: bool) -> tuple[str | None, str, Phrase | None]:
         """(card, how, problem): the card and how it was found, or why it was not."""
         if binding.card is not None and binding.card in self.ids:
             return binding.card, "card", None
         host = short_host_name(binding.host) if binding.host else None
         bus_id = normalise_bus_id(binding.bus_id) if binding.bus_id else None
-        tried: list[str] = []
+        tried: list[Phrase] = []
         if binding.card is not None:
-            tried.append(f"card {binding.card!r}")
+            tried.append(LATER.gettext("card %(card)s") % {"card": repr(binding.card)})
         if host and bus_id:
             candidates = set(self.by_bus.get((host, bus_id), ()))
             candidates.update({gpu_card_id(host, bus_id)} & self.ids)
             if candidates:
-                return self._one(binding, candidates, "bus_id", f"host {host!r} and bus id {bus_id}")
-            tried.append(f"host {host!r} with bus id {bus_id}")
+                return self._one(binding, candidates, "bus_id", LATER.gettext("host %(host)s and bus id %(bus_id)s") % {"host": repr(host), "bus_id": bus_id})
+            tried.append(LATER.gettext("host %(host)s with bus id %(bus_id)s") % {"host": repr(host), "bus_id": bus_id})
         if host and binding.device is not None:
             candidates = set(self.by_device.get((host, binding.device), ()))
             candidates.update({f"{host}/gpu{binding.device}"} & self.ids)
             if candidates:
-                return self._one(binding, candidates, "device", f"host {host!r} and device {binding.device}")
-            tried.append(f"host {host!r} with device index {binding.device}")
+                device = {"host": repr(host), "device": str(binding.device)}
+                return self._one(binding, candidates, "device", LATER.gettext("host %(host)s and device %(device)s") % device)
+            tried.append(LATER.gettext("host %(host)s with device index %(device)s") % {"host": repr(host), "device": str(binding.device)})
         if not tried:
             if host:
-                tried.append(f"host {host!r} without a bus id or device index")
+                tried.append(LATER.gettext("host %(host)s without a bus id or device index") % {"host": repr(host)})
             elif not required:
                 return None, "unused", None
             else:
-                return None, "", (
-                    f"rank {binding.rank}: names no card, host, bus id or device; "
-                    "expected a card id or a host with a bus id or device index"
-                )
-        return None, "", f"rank {binding.rank}: no card of fabric {self.fabric!r} matches {', '.join(tried)}"
+                nothing, expected = LATER.gettext("names no card, host, bus id or device"), LATER.gettext("a card id or a host with a bus id or device index")
+                return None, "", problem_words(_rank_where(binding), nothing, expected)
+        no_card = LATER.gettext("no card of fabric %(fabric)s matches %(tried)s") % {"fabric": repr(self.fabric), "tried": Joined(tried)}
+        return None, "", problem_words(_rank_where(binding), no_card)
 
     @staticmethod
-    def _one(binding: RankBinding, candidates: set[str], how: str, what: str) -> tuple[str | None, str, str | None]:
+    def _one(binding: RankBinding, candidates: set[str], how: str, what: Phrase) -> tuple[str | None, str, Phrase | None]:
         if len(candidates) == 1:
             return next(iter(candidates)), how, None
-        names = ", ".join(repr(card) for card in sorted(candidates)[:5])
-        return None, "", f"rank {binding.rank}: {what} match {len(candidates)} cards ({names}); expected exactly one"
+        several = LATER.gettext("%(what)s match %(count)s cards (%(cards)s)") % {
+            "what": what, "count": len(candidates), "cards": Joined([repr(card) for card in sorted(candidates)[:5]]),
+        }
+        return None, "", problem_words(_rank_where(binding), several, LATER.gettext("exactly one"))
+
+
+def _rank_where(binding: RankBinding) -> Phrase:
+    return LATER.gettext("rank %(rank)s") % {"rank": str(binding.rank)}
 
 
 def _card_host(card: NodeSpec) -> str | None:

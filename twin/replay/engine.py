@@ -39,7 +39,8 @@ import numpy as np
 from twin.replay.binding import BoundTrace
 from twin.replay.costs import CostModel, EventCost, ReplayOptions
 from twin.replay.layout import FabricLayout
-from twin.simcore.errors import TwinCoreError
+from twin.simcore.errors import TwinCoreError, problem_words
+from twin.simcore.translation import LATER, Phrase
 from twin.traces.errors import TraceError
 from twin.traces.model import CollectiveEvent, FlowEvent
 
@@ -159,7 +160,7 @@ def _cost_events(bound: BoundTrace, model: CostModel) -> list[EventCost]:
     card = bound.card_of_rank
     events = bound.trace.events
     costs: list[EventCost | None] = [None] * len(events)
-    problems: list[str] = []
+    problems: list[Phrase] = []
     failed: dict[tuple, int] = {}  # an operation that failed once is reported once
     flows = [position for position, event in enumerate(events) if isinstance(event, FlowEvent)]
     for position, event in enumerate(events):
@@ -173,23 +174,26 @@ def _cost_events(bound: BoundTrace, model: CostModel) -> list[EventCost]:
             costs[position] = model.collective(event.op, cards, event.bytes, event.algorithm)
         except TwinCoreError as error:
             failed[key] = position
-            problems.append(f"events[{position}]: {_describe(event)} cannot be simulated: {error}")
+            cannot = LATER.gettext("%(event)s cannot be simulated: %(error)s") % {"event": _described(event), "error": error.words}
+            problems.append(problem_words(f"events[{position}]", cannot))
     if flows and not problems:
         try:
             flow_costs = model.flows([(card[events[p].src_rank], card[events[p].dst_rank], events[p].bytes) for p in flows])
         except TwinCoreError as error:
-            problems.append(f"flows of the trace cannot be routed: {error}")
+            problems.append(LATER.gettext("flows of the trace cannot be routed: %(error)s") % {"error": error.words})
         else:
             for position, cost in zip(flows, flow_costs):
                 costs[position] = cost
     if problems:
-        raise TraceError(f"trace {bound.trace.name!r} cannot be replayed on fabric {bound.spec.name!r}", problems)
+        cannot = LATER.gettext("trace %(trace)s cannot be replayed on fabric %(fabric)s")
+        raise TraceError(cannot % {"trace": repr(bound.trace.name), "fabric": repr(bound.spec.name)}, problems)
     return costs  # type: ignore[return-value]  # every slot is filled when there is no problem
 
 
-def _describe(event: CollectiveEvent) -> str:
-    algorithm = f" ({event.algorithm})" if event.algorithm else ""
-    return f"{event.op}{algorithm} of {event.bytes:,} bytes on {len(event.ranks)} ranks"
+def _described(event: CollectiveEvent) -> Phrase:
+    operation = f"{event.op} ({event.algorithm})" if event.algorithm else event.op
+    described = LATER.ngettext("%(op)s of %(bytes)s bytes on %(ranks)s rank", "%(op)s of %(bytes)s bytes on %(ranks)s ranks", len(event.ranks))
+    return described % {"op": operation, "bytes": event.bytes, "ranks": len(event.ranks)}
 
 
 def _queues(event: FlowEvent | CollectiveEvent, ordering: str) -> tuple[Hashable, ...]:

@@ -25,7 +25,9 @@ from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from twin.simcore.errors import problem_words
 from twin.simcore.model import Attrs
+from twin.simcore.translation import LATER, Joined, Phrase
 from twin.traces.errors import TraceError
 
 __all__ = [
@@ -162,48 +164,54 @@ class Trace:
         non-negative integers; known operations; a flow joins two different
         ranks; a collective's ranks are distinct and at least one.
         """
-        problems: list[str] = []
+        problems: list[Phrase] = []
         for problem in self._problems():
             problems.append(problem)
             if len(problems) >= max_problems:
                 break
         if problems:
-            raise TraceError(f"trace {self.name!r} is inconsistent", problems)
+            raise TraceError(LATER.gettext("trace %(trace)s is inconsistent") % {"trace": repr(self.name)}, problems)
 
-    def _problems(self) -> Iterator[str]:
+    def _problems(self) -> Iterator[Phrase]:
         bound: set[int] = set()
         for position, binding in enumerate(self.ranks):
             if not isinstance(binding.rank, int) or binding.rank < 0:
-                yield f"ranks[{position}]: rank {binding.rank!r}; expected a non-negative integer"
+                yield problem_words(f"ranks[{position}]", LATER.gettext("rank %(rank)s") % {"rank": repr(binding.rank)}, LATER.gettext("a non-negative integer"))
             elif binding.rank in bound:
-                yield f"ranks[{position}]: rank {binding.rank} is bound twice; expected one binding per rank"
+                twice = LATER.gettext("rank %(rank)s is bound twice") % {"rank": str(binding.rank)}
+                yield problem_words(f"ranks[{position}]", twice, LATER.gettext("one binding per rank"))
             bound.add(binding.rank)
         previous_t = 0.0
         for position, event in enumerate(self.events):
             where = f"events[{position}]"
             if not (math.isfinite(event.t_s) and event.t_s >= 0):
-                yield f"{where}: time {event.t_s} s; expected a finite, non-negative number of seconds"
+                time = LATER.gettext("time %(t)s s") % {"t": str(event.t_s)}
+                yield problem_words(where, time, LATER.gettext("a finite, non-negative number of seconds"))
             elif event.t_s < previous_t:
-                yield f"{where}: time {event.t_s} s is before the previous event's {previous_t} s; expected events in time order"
+                early = LATER.gettext("time %(t)s s is before the previous event's %(previous)s s") % {"t": str(event.t_s), "previous": str(previous_t)}
+                yield problem_words(where, early, LATER.gettext("events in time order"))
             else:
                 previous_t = event.t_s
             if not isinstance(event.bytes, int) or isinstance(event.bytes, bool) or event.bytes < 0:
-                yield f"{where}: bytes {event.bytes!r}; expected a non-negative integer"
+                yield problem_words(where, LATER.gettext("bytes %(bytes)s") % {"bytes": repr(event.bytes)}, LATER.gettext("a non-negative integer"))
             if isinstance(event, FlowEvent):
                 named = (event.src_rank, event.dst_rank)
                 if event.src_rank == event.dst_rank:
-                    yield f"{where}: flow from rank {event.src_rank} to itself; expected two different ranks"
+                    itself = LATER.gettext("flow from rank %(rank)s to itself") % {"rank": str(event.src_rank)}
+                    yield problem_words(where, itself, LATER.gettext("two different ranks"))
             else:
                 named = event.ranks
                 if event.op not in OPERATIONS:
-                    yield f"{where}: unknown operation {event.op!r}; expected one of {', '.join(OPERATIONS)}"
+                    unknown = LATER.gettext("unknown operation %(op)s") % {"op": repr(event.op)}
+                    yield problem_words(where, unknown, LATER.gettext("one of %(names)s") % {"names": Joined(list(OPERATIONS))})
                 if not event.ranks:
-                    yield f"{where}: collective without ranks; expected at least one rank"
+                    yield problem_words(where, LATER.gettext("collective without ranks"), LATER.gettext("at least one rank"))
                 elif len(set(event.ranks)) != len(event.ranks):
-                    yield f"{where}: a rank appears twice in the collective; expected distinct ranks"
+                    yield problem_words(where, LATER.gettext("a rank appears twice in the collective"), LATER.gettext("distinct ranks"))
             unbound = sorted({rank for rank in named if rank not in bound}, key=str)
             if unbound:
-                yield f"{where}: rank(s) {', '.join(map(str, unbound[:10]))} have no binding; expected ranks listed in the trace's ranks"
+                unbound_ranks = LATER.ngettext("rank %(ranks)s has no binding", "ranks %(ranks)s have no binding", len(unbound)) % {"ranks": Joined([str(rank) for rank in unbound[:10]])}
+                yield problem_words(where, unbound_ranks, LATER.gettext("ranks listed in the trace's ranks"))
 
 
 @dataclass(frozen=True)

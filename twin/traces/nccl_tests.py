@@ -22,6 +22,7 @@ from twin.ingest.errors import IngestError, ProblemCollector
 from twin.ingest.hostlist import short_host_name
 from twin.ingest.options import ParseOptions
 from twin.ingest.parsers.nccl_xml import normalise_bus_id
+from twin.simcore.errors import problem_words
 from twin.simcore.translation import LATER, Joined
 from twin.traces.errors import TraceError
 from twin.traces.model import (
@@ -299,9 +300,10 @@ def measurement_trace(measurement: Measurement, *, name: str | None = None) -> T
     size 0 (all_gather's smallest steps) move nothing and are left out.
     """
     if measurement.collective not in OPERATIONS:
-        raise TraceError(f"nccl-tests {measurement.collective} cannot be replayed; expected one of {', '.join(OPERATIONS)}")
+        cannot = LATER.gettext("nccl-tests %(collective)s cannot be replayed") % {"collective": measurement.collective}
+        raise TraceError(problem_words("", cannot, LATER.gettext("one of %(names)s") % {"names": Joined(list(OPERATIONS))}))
     if not measurement.ranks:
-        raise TraceError("the measurement lists no devices; expected its '# Using devices' lines")
+        raise TraceError(problem_words("", LATER.gettext("the measurement lists no devices"), LATER.gettext("its '# Using devices' lines")))
     ranks = tuple(binding.rank for binding in measurement.ranks)
     events = []
     t_s = 0.0

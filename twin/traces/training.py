@@ -28,7 +28,10 @@ and lets stages overlap, it is not a compute model.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import Any
 
+from twin.simcore.errors import problem_words
+from twin.simcore.translation import LATER, Phrase
 from twin.simcore.units import format_count
 from twin.traces.errors import TraceError
 from twin.traces.model import CollectiveEvent, Event, FlowEvent, RankBinding, Trace
@@ -80,11 +83,12 @@ def training_step(
     if all(type(value) is int and value > 0 for value in (tp, pp, dp)):
         world = tp * pp * dp
         if len(placement) != world:
-            problems.append(f"placement lists {len(placement)} cards; expected tp x pp x dp = {world}")
+            listed = LATER.ngettext("placement lists %(count)s card", "placement lists %(count)s cards", len(placement)) % {"count": str(len(placement))}
+            problems.append(problem_words("", listed, LATER.gettext("tp x pp x dp = %(world)s") % {"world": str(world)}))
         if len(set(placement)) != len(placement):
-            problems.append("placement lists a card twice; expected one card per rank")
+            problems.append(problem_words("", LATER.gettext("placement lists a card twice"), LATER.gettext("one card per rank")))
     if problems:
-        raise TraceError("cannot generate the training step", problems)
+        raise TraceError(LATER.gettext("cannot generate the training step"), problems)
     layers = _layers(model_params, hidden_size, layers)
     layout = _Layout(tp, pp, dp, ep)
     activation_bytes = micro_batch_size * (seq_len or 0) * (hidden_size or 0) * bytes_per_param
@@ -125,34 +129,43 @@ def training_step_problems(
     micro_batch_size: int = 1,
     layers: int | None = None,
     spacing_s: float = DEFAULT_SPACING_S,
-) -> list[str]:
+) -> list[Phrase]:
     """Why ``training_step`` would refuse these arguments (the placement aside), each a sentence
     saying what was expected; empty when it would not. Cheap: callers check before queueing work.
 
-    >>> training_step_problems(model_params=175e9, tp=16, pp=4, dp=16, hidden_size=12288, seq_len=2048)
+    >>> [str(problem) for problem in training_step_problems(model_params=175e9, tp=16, pp=4, dp=16, hidden_size=12288, seq_len=2048)]
     ['97 layers (from 175B parameters at hidden size 12288) do not split into 4 pipeline stages; expected layers divisible by pp (give layers, e.g. 96)']
     """
     values = {"tp": tp, "pp": pp, "dp": dp, "ep": ep, "micro_batches": micro_batches, "bytes_per_param": bytes_per_param, "micro_batch_size": micro_batch_size}
-    problems = [f"{name} {value!r}; expected a positive integer" for name, value in values.items() if type(value) is not int or value < 1]
+    problems = [_wrong(name, value, LATER.gettext("a positive integer")) for name, value in values.items() if type(value) is not int or value < 1]
     for name, value in (("hidden_size", hidden_size), ("seq_len", seq_len), ("layers", layers)):
         if value is not None and (type(value) is not int or value < 1):
-            problems.append(f"{name} {value!r}; expected a positive integer or None")
+            problems.append(_wrong(name, value, LATER.gettext("a positive integer or None")))
     if problems:
         return problems
     if not (isinstance(model_params, (int, float)) and model_params >= 1):
-        return [f"model_params {model_params!r}; expected a positive number of parameters"]
+        return [_wrong("model_params", model_params, LATER.gettext("a positive number of parameters"))]
     if not (isinstance(spacing_s, (int, float)) and spacing_s > 0):
-        problems.append(f"spacing_s {spacing_s!r}; expected a positive number of seconds")
+        problems.append(_wrong("spacing_s", spacing_s, LATER.gettext("a positive number of seconds")))
     if dp % ep:
-        problems.append(f"ep {ep} does not divide dp {dp}; expected expert groups carved out of the DP replicas")
+        undivided = LATER.gettext("ep %(ep)s does not divide dp %(dp)s") % {"ep": str(ep), "dp": str(dp)}
+        problems.append(problem_words("", undivided, LATER.gettext("expert groups carved out of the DP replicas")))
     if max(tp, pp, ep) > 1 and (hidden_size is None or seq_len is None):
-        problems.append("tp, pp or ep above 1 moves activations; expected hidden_size and seq_len to size them")
+        problems.append(problem_words("", LATER.gettext("tp, pp or ep above 1 moves activations"), LATER.gettext("hidden_size and seq_len to size them")))
     split = _layers(model_params, hidden_size, layers)
     if split is not None and split % pp:
-        given = f"{split} layers" if layers is not None else f"{split} layers (from {format_count(model_params)} parameters at hidden size {hidden_size})"
-        nearest = max(pp, split - split % pp)
-        problems.append(f"{given} do not split into {pp} pipeline stages; expected layers divisible by pp (give layers, e.g. {nearest})")
+        numbers = {"layers": str(split), "params": format_count(model_params), "hidden": str(hidden_size), "pp": str(pp)}
+        unsplit = (
+            LATER.gettext("%(layers)s layers do not split into %(pp)s pipeline stages") if layers is not None
+            else LATER.gettext("%(layers)s layers (from %(params)s parameters at hidden size %(hidden)s) do not split into %(pp)s pipeline stages")
+        )  # fmt: skip
+        divisible = LATER.gettext("layers divisible by pp (give layers, e.g. %(nearest)s)") % {"nearest": str(max(pp, split - split % pp))}
+        problems.append(problem_words("", unsplit % numbers, divisible))
     return problems
+
+
+def _wrong(name: str, value: Any, expected: Phrase) -> Phrase:
+    return problem_words("", f"{name} {value!r}", expected)
 
 
 def _layers(model_params: float, hidden_size: int | None, layers: int | None) -> int | None:
