@@ -62,6 +62,7 @@ from scipy.sparse import csgraph
 
 from twin.simcore.errors import FabricError, TwinCoreError
 from twin.simcore.model import FabricSpec
+from twin.simcore.translation import LATER
 from twin.simcore.transport import Transport
 
 __all__ = [
@@ -174,7 +175,7 @@ def _compile_cached(spec: FabricSpec, transport: Transport) -> CompiledFabric:
     is_card = np.array([node.kind == "card" for node in nodes])
     is_switch = np.array([node.kind == "switch" for node in nodes])
     if not is_card.any():
-        raise FabricError(f"fabric {spec.name!r} has no cards to simulate")
+        raise FabricError(LATER.gettext("fabric %(fabric)s has no cards to simulate") % {"fabric": repr(spec.name)})
     forwarding = np.array(
         [
             float(node.attrs.get("forwarding_latency_ns", transport.switch_latency_ns))

@@ -309,9 +309,11 @@ def diff_fabrics(
         try:
             spec.validate()
         except FabricError as error:
-            raise FabricError(
-                f"cannot compare: the {role} fabric {spec.name!r} is inconsistent", error.problems
-            ) from error
+            inconsistent = (
+                LATER.gettext("cannot compare: the expected fabric %(fabric)s is inconsistent") if role == "expected"
+                else LATER.gettext("cannot compare: the found fabric %(fabric)s is inconsistent")
+            )  # fmt: skip
+            raise FabricError(inconsistent % {"fabric": repr(spec.name)}, error.problems) from error
     return _Diff(_cabled_only(expected), _cabled_only(found), thresholds).run()
 
 

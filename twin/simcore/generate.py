@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from twin.simcore.errors import FabricError
 from twin.simcore.model import FabricSpec, LinkSpec, NodeSpec
+from twin.simcore.translation import LATER
 
 __all__ = ["fat_tree", "rail_optimised", "supernode", "supernode_cluster"]
 
@@ -70,11 +71,14 @@ def supernode(
     _check_radix(switch_radix)
     most_cards = switch_radix * switch_radix // 2
     if cards > most_cards:
-        raise FabricError(
-            f"{cards} cards need {math.ceil(cards / (switch_radix // 2))} leaves, but a 2-tier "
-            f"leaf-spine of radix {switch_radix} has at most {switch_radix} leaves "
-            f"({most_cards} cards); use radix >= {_smallest_radix(cards)} or a 3-tier design"
+        too_many = LATER.gettext(
+            "%(cards)s cards need %(leaves)s leaves, but a 2-tier leaf-spine of radix %(radix)s has at most %(radix)s leaves "
+            "(%(most)s cards); use radix >= %(smallest)s or a 3-tier design"
         )
+        raise FabricError(too_many % {
+            "cards": str(cards), "leaves": str(math.ceil(cards / (switch_radix // 2))), "radix": str(switch_radix),
+            "most": str(most_cards), "smallest": str(_smallest_radix(cards)),
+        })  # fmt: skip
     link = _LinkStyle(link_gbps, cable_latency_ns, "scale-up")
     cards_nodes = _cards(cards, cards_per_host, card_width=4, host_width=3)
     clos = _Clos(
@@ -203,10 +207,8 @@ def rail_optimised(
     (2, 2, 512)
     """
     if servers < 1 or cards_per_server < 1 or servers_per_unit < 1:
-        raise FabricError(
-            "need at least one server, one card per server and one server per unit, got "
-            f"{servers}, {cards_per_server} and {servers_per_unit}"
-        )
+        too_few = LATER.gettext("need at least one server, one card per server and one server per unit, got %(servers)s, %(cards)s and %(per_unit)s")
+        raise FabricError(too_few % {"servers": str(servers), "cards": str(cards_per_server), "per_unit": str(servers_per_unit)})
     clos = _Clos.oversubscribed(
         radix=radix,
         oversubscription=oversubscription,
@@ -214,11 +216,11 @@ def rail_optimised(
         link=_LinkStyle(link_gbps, cable_latency_ns, "scale-out", port="2"),
     )
     if servers_per_unit > clos.ports_down:
-        raise FabricError(
-            f"{servers_per_unit} servers per unit need {servers_per_unit} ports down on each "
-            f"rail leaf, but a radix-{radix} leaf at {oversubscription}:1 has {clos.ports_down}; "
-            "use fewer servers per unit, a larger radix or more oversubscription"
+        short = LATER.gettext(
+            "%(per_unit)s servers per unit need %(per_unit)s ports down on each rail leaf, but a radix-%(radix)s leaf at %(ratio)s:1 has "
+            "%(down)s; use fewer servers per unit, a larger radix or more oversubscription"
         )
+        raise FabricError(short % {"per_unit": str(servers_per_unit), "radix": str(radix), "ratio": str(oversubscription), "down": str(clos.ports_down)})
     endpoints = servers * cards_per_server
     cards = _cards(endpoints, cards_per_server)
     card_ids = [card.id for card in cards]
@@ -311,7 +313,7 @@ def supernode_cluster(
     (['scale-out', 'scale-up'], 2)
     """
     if supernodes < 1:
-        raise FabricError(f"need at least one super-node, got {supernodes}")
+        raise FabricError(LATER.gettext("need at least one super-node, got %(supernodes)s") % {"supernodes": str(supernodes)})
     _check_hosts(cards_per_supernode, cards_per_host)
     endpoints = supernodes * cards_per_supernode
     cards = list(_cards(endpoints, cards_per_host))
@@ -425,15 +427,14 @@ class _Clos:
     ) -> _Clos:
         _check_radix(radix)
         if not (math.isfinite(oversubscription) and oversubscription >= 1.0):
-            raise FabricError(
-                f"oversubscription {oversubscription}:1; expected a ratio of at least 1 "
-                "(1 is non-blocking, 3 means three times more bandwidth down than up)"
+            below_one = LATER.gettext(
+                "oversubscription %(ratio)s:1; expected a ratio of at least 1 (1 is non-blocking, 3 means three times more bandwidth down than up)"
             )
+            raise FabricError(below_one % {"ratio": str(oversubscription)})
         ports_down = round(radix * oversubscription / (oversubscription + 1))
         if ports_down >= radix:
-            raise FabricError(
-                f"oversubscription {oversubscription}:1 leaves no uplink on a radix-{radix} leaf"
-            )
+            no_uplink = LATER.gettext("oversubscription %(ratio)s:1 leaves no uplink on a radix-%(radix)s leaf")
+            raise FabricError(no_uplink % {"ratio": str(oversubscription), "radix": str(radix)})
         return cls(radix, ports_down, switch_latency_ns, link, prefix)
 
     @property
@@ -459,19 +460,23 @@ class _Clos:
         if tiers is None:
             tiers = next((count for count in (2, 3) if needed <= self.capacity(count)), _MAX_TIERS)
         if tiers not in (2, 3):
-            raise FabricError(f"tiers {tiers}; expected 2, 3 or None (the fewest that fit)")
+            raise FabricError(LATER.gettext("tiers %(tiers)s; expected 2, 3 or None (the fewest that fit)") % {"tiers": str(tiers)})
         if needed > self.capacity(tiers):
-            leaf_text = f"{math.ceil(needed / self.ports_down)} leaves"
-            raise FabricError(
-                f"{endpoints} endpoints need {leaf_text}, but {tiers} tiers of radix {self.radix} "
-                f"with {self.ports_down} ports down per leaf hold at most "
-                f"{self.capacity(tiers)} endpoints; "
-                + (
-                    "use tiers=3 or None"
-                    if tiers == 2 and needed <= self.capacity(3)
-                    else "use a larger radix or more oversubscription"
+            too_many = (
+                LATER.gettext(
+                    "%(endpoints)s endpoints need %(leaves)s leaves, but %(tiers)s tiers of radix %(radix)s with %(down)s ports down per leaf "
+                    "hold at most %(most)s endpoints; use tiers=3 or None"
+                )
+                if tiers == 2 and needed <= self.capacity(3)
+                else LATER.gettext(
+                    "%(endpoints)s endpoints need %(leaves)s leaves, but %(tiers)s tiers of radix %(radix)s with %(down)s ports down per leaf "
+                    "hold at most %(most)s endpoints; use a larger radix or more oversubscription"
                 )
             )
+            raise FabricError(too_many % {
+                "endpoints": str(endpoints), "leaves": str(math.ceil(needed / self.ports_down)), "tiers": str(tiers), "radix": str(self.radix),
+                "down": str(self.ports_down), "most": str(self.capacity(tiers)),
+            })  # fmt: skip
         return tiers
 
     def build(
@@ -591,22 +596,17 @@ def _leaf_groups(card_ids: Sequence[str], per_leaf: int) -> list[Sequence[str]]:
 
 def _check_hosts(cards: int, cards_per_host: int) -> None:
     if cards < 1 or cards_per_host < 1:
-        raise FabricError(
-            f"need at least one card and one card per host, got {cards} and {cards_per_host}"
-        )
+        too_few = LATER.gettext("need at least one card and one card per host, got %(cards)s and %(per_host)s")
+        raise FabricError(too_few % {"cards": str(cards), "per_host": str(cards_per_host)})
     if cards % cards_per_host:
-        raise FabricError(
-            f"{cards} cards do not fill hosts of {cards_per_host} cards; "
-            "use a card count that is a multiple of cards_per_host"
-        )
+        unfilled = LATER.gettext("%(cards)s cards do not fill hosts of %(per_host)s cards; use a card count that is a multiple of cards_per_host")
+        raise FabricError(unfilled % {"cards": str(cards), "per_host": str(cards_per_host)})
 
 
 def _check_radix(radix: int) -> None:
     if radix < 2 or radix % 2:
-        raise FabricError(
-            f"switch radix {radix} cannot be split evenly into ports down and up; "
-            "use an even radix of at least 2"
-        )
+        odd = LATER.gettext("switch radix %(radix)s cannot be split evenly into ports down and up; use an even radix of at least 2")
+        raise FabricError(odd % {"radix": str(radix)})
 
 
 def _smallest_radix(cards: int) -> int:

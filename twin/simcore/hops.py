@@ -233,7 +233,7 @@ def _compile(spec: FabricSpec) -> _HopGraph:
     passives = np.flatnonzero(role == _PASSIVE)
     if len(switches) >= _INT16_MAX:
         # hops <= switches, and hop_statistics shifts them by one in int16.
-        raise FabricError(f"{len(switches)} switches: hop counts would overflow int16")
+        raise FabricError(LATER.gettext("%(switches)s switches: hop counts would overflow int16") % {"switches": str(len(switches))})
 
     # Both directions of every live link, as node positions.
     index = spec.node_index()

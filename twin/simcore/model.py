@@ -251,7 +251,7 @@ class FabricSpec:
             return  # a spec never changes: checked once is checked for good
         problems = [] if self._looks_valid() else list(islice(self._problems(), max_problems))
         if problems:
-            raise FabricError(f"fabric {self.name!r} is inconsistent", problems)
+            raise FabricError(LATER.gettext("fabric %(fabric)s is inconsistent") % {"fabric": repr(self.name)}, problems)
         self.__dict__["_known_valid"] = True
 
     def _looks_valid(self) -> bool:

@@ -207,7 +207,8 @@ def build_stage(stage: StageSpec) -> FabricSpec:
     try:
         return generator(**stage.parameters.to_plain(), name=name)
     except (FabricError, TypeError) as error:
-        raise WhatIfError(LATER.gettext("%(stage)s: cannot build the fabric: %(error)s") % {"stage": stage.label_phrase, "error": str(error)}) from None
+        reason = error.words if isinstance(error, FabricError) else str(error)  # a TypeError says it in English only
+        raise WhatIfError(LATER.gettext("%(stage)s: cannot build the fabric: %(error)s") % {"stage": stage.label_phrase, "error": reason}) from None
 
 
 # -- planning ---------------------------------------------------------------------------------
