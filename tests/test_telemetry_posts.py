@@ -81,7 +81,7 @@ def test_a_malformed_batch_is_refused_in_the_request_and_leaves_nothing(operator
 @pytest.mark.parametrize(
     ("change", "expected"),
     [
-        (lambda c: c.update(port=c["port"][:3]), "columns.node and columns.port: expected two lists of the same length"),
+        (lambda c: c.update(port=c["port"][:3]), "columns.node, columns.port: expected two lists of the same length"),
         (lambda c: c.update(node=[1, 2, 3, 4]), "node ids (strings)"),
         (lambda c: c.update(rx_bytes=[1, 2, -3, 4]), "columns.rx_bytes: expected a list of 4 non-negative integer counters"),
         (lambda c: c.update(tx_bytes=[1.5, 2, 3, 4]), "columns.tx_bytes: expected a list of 4 non-negative integer counters"),

@@ -4,6 +4,7 @@ import json
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from twin.common.errors import core_error_text
 from twin.replay import TelemetryError
 from twin.replay.prometheus import PRESETS, prometheus_mapping
 
@@ -59,7 +60,7 @@ class TelemetrySourceForm(forms.Form):
             try:
                 prometheus_mapping(cleaned["mapping"], preset=cleaned["preset"])
             except TelemetryError as error:
-                self.add_error("mapping", "; ".join(error.problems))
+                self.add_error("mapping", core_error_text(error))
         return cleaned
 
 

@@ -7,8 +7,9 @@ from datetime import timedelta
 from django.db import transaction
 from django.db.models import F, Q
 from django.utils.timezone import now as utc_now
+from django.utils.translation import gettext as _
 
-from twin.common.errors import ApplicationError
+from twin.common.errors import ApplicationError, core_error_text
 from twin.common.websocket import group_publish
 from twin.fabrics.models import Fabric, Snapshot
 from twin.fabrics.realtime import fabric_group
@@ -79,10 +80,10 @@ def trace_file_create(*, fabric: Fabric, source: SourceFile, user=None) -> Trace
         try:
             bind_trace(snapshot_spec_get(snapshot_id=snapshot.pk), trace)
         except TraceError as error:
-            raise ApplicationError(
-                f"{source.name}: the trace does not fit {fabric.name} v{snapshot.version}: {error.args[0].splitlines()[0]}",
-                extra={"problems": list(error.problems)},
-            ) from error
+            does_not_fit = _("%(file)s: the trace does not fit %(fabric)s v%(version)s: %(reason)s") % {
+                "file": source.name, "fabric": fabric.name, "version": snapshot.version, "reason": core_error_text(error),
+            }
+            raise ApplicationError(does_not_fit, extra={"problems": list(error.problems)}) from error
     return TraceFile.objects.create(fabric=fabric, name=source.name[:255], format=format_name, text=text, ranks=len(trace.ranks), events=len(trace.events), created_by=user)
 
 
@@ -94,12 +95,13 @@ def replay_check(*, snapshot: Snapshot, params: dict) -> TraceFile | None:
     if params.get("trace_file"):
         trace_file = TraceFile.objects.filter(pk=params["trace_file"], fabric_id=snapshot.fabric_id).first()
         if trace_file is None:
-            raise ApplicationError(f"Trace {params['trace_file']} is not a trace of {snapshot.fabric.name}.")
+            raise ApplicationError(_("Trace %(trace)s is not a trace of %(fabric)s.") % {"trace": params["trace_file"], "fabric": snapshot.fabric.name})
         return trace_file
     job_fits_check(snapshot=snapshot, job=params["training"])
     problems = training_step_problems(**params["training"])
     if problems:
-        raise ApplicationError("Cannot replay this training step: " + "; ".join(problems) + ".", extra={"problems": problems})
+        refused = TraceError(LATER.gettext("Cannot replay this training step"), problems)
+        raise ApplicationError(core_error_text(refused), extra={"problems": list(refused.problems)})
     return None
 
 
@@ -198,7 +200,7 @@ def playback_command(*, run_id: int, action: str, index: int | None = None, spee
     with transaction.atomic():
         playback = ReplayPlayback.objects.select_for_update().filter(run_id=run_id).first()
         if playback is None:
-            raise ApplicationError(f"Run {run_id} is not a finished replay.")
+            raise ApplicationError(_("Run %(run)s is not a finished replay.") % {"run": run_id})
         if action == "play":
             playback.playing = True
             if playback.index >= playback.frames - 1 and not playback.loop:
@@ -207,16 +209,16 @@ def playback_command(*, run_id: int, action: str, index: int | None = None, spee
             playback.playing = False
         elif action == "seek":
             if index is None or not 0 <= index < playback.frames:
-                raise ApplicationError(f"Seek to a frame between 0 and {playback.frames - 1}.")
+                raise ApplicationError(_("Seek to a frame between 0 and %(last)s.") % {"last": playback.frames - 1})
             playback.index = index
         elif action == "speed":
             if speed is None or not (speed == 0 or 0.25 <= speed <= 64):
-                raise ApplicationError("Speed is 0 (as fast as possible) or between 0.25 and 64.")
+                raise ApplicationError(_("Speed is 0 (as fast as possible) or between 0.25 and 64."))
             playback.speed = speed
         elif action == "loop":
             playback.loop = bool(loop)
         else:
-            raise ApplicationError(f"Unknown action {action!r}; expected play, pause, seek, speed or loop.")
+            raise ApplicationError(_("Unknown action %(action)s; expected play, pause, seek, speed or loop.") % {"action": repr(action)})
         playback.generation += 1
         playback.lease_expires_at = utc_now() + timedelta(seconds=PLAYER_GRACE_S) if playback.playing else None
         playback.save()

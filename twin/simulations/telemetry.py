@@ -38,7 +38,7 @@ from django.db import transaction
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
-from twin.common.errors import ApplicationError, PayloadTooLarge, ServiceUnavailable, UnsupportedEncoding
+from twin.common.errors import ApplicationError, PayloadTooLarge, ServiceUnavailable, UnsupportedEncoding, core_error_text
 from twin.fabrics.models import Fabric, Snapshot, SnapshotRole
 from twin.fabrics.selectors import snapshot_spec_cached
 from twin.runs.services import queue_task
@@ -194,7 +194,7 @@ def telemetry_post(*, fabric: Fabric, samples, body: bytes, encoding: str = "") 
     try:
         check_batch(samples)
     except TelemetryError as error:
-        raise ApplicationError(str(error), extra={"problems": list(error.problems)}) from error
+        raise ApplicationError(core_error_text(error), extra={"problems": list(error.problems)}) from error
     put, _take = slots.scripts()
     try:
         batch, replaced, claimed, superseded = put(keys=slots.keys(fabric), args=[body, encoding, DRAIN_CLAIM_S])
@@ -285,7 +285,7 @@ def telemetry_ingest(*, fabric: Fabric, samples, publish: bool = True, batch: in
         try:
             frame, state = telemetry_frame(index, samples, previous=current.state or None)
         except TelemetryError as error:
-            raise ApplicationError(str(error), extra={"problems": [str(problem) for problem in getattr(error, "problems", ())]}) from error
+            raise ApplicationError(core_error_text(error), extra={"problems": list(error.problems)}) from error
         current.state = state
         current.history = history_with_changes(current.history, error_samples(index, samples))
         if publish:
@@ -401,7 +401,7 @@ def _mapping_of(preset: str, mapping) -> PrometheusMapping:
     try:
         return prometheus_mapping(mapping, preset=preset)
     except TelemetryError as error:
-        raise ApplicationError(_("The label mapping cannot be used: %(problems)s") % {"problems": "; ".join(error.problems)}, extra={"problems": list(error.problems)}) from error
+        raise ApplicationError(core_error_text(error), extra={"problems": list(error.problems)}) from error
 
 
 def telemetry_source_check(*, fabric: Fabric, url: str, preset: str, mapping, rate_window_s: int) -> dict:
@@ -417,7 +417,7 @@ def telemetry_source_check(*, fabric: Fabric, url: str, preset: str, mapping, ra
         report = rates_frame(index, checked, {key: answer}, window_s=rate_window_s)["telemetry"]
         mapped_examples = series_ports(index, checked, key, answer)
     except TelemetryError as error:
-        raise ApplicationError(str(error)) from error
+        raise ApplicationError(core_error_text(error)) from error
     return {
         "version": build.get("version", "") if isinstance(build, dict) else "",
         "query": query,
@@ -490,7 +490,7 @@ def telemetry_poll(source: TelemetrySource) -> dict:
         frame = rates_frame(index, checked, answers, window_s=window, ports_of=ports_of, error_counters=counters)
         errors = error_totals(index, counters)
     except TelemetryError as error:
-        raise ApplicationError(str(error)) from error
+        raise ApplicationError(core_error_text(error)) from error
     with transaction.atomic():
         current, _created = TelemetryState.objects.select_for_update().get_or_create(fabric_id=source.fabric_id)
         current.seq += 1
