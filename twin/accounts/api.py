@@ -1,4 +1,5 @@
 """REST API for the settings a user keeps (GET and PUT their own; any signed-in role)."""
+from django.utils.translation import gettext
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.exceptions import NotFound
@@ -23,7 +24,7 @@ class PreferenceApi(APIView):
 
     def known_key(self, key: str) -> str:
         if key not in PREFERENCE_KEYS:
-            raise NotFound(f"No preference {key!r}; known: {', '.join(PREFERENCE_KEYS)}.")
+            raise NotFound(gettext("No preference %(key)s; known: %(known)s.") % {"key": repr(key), "known": gettext(", ").join(PREFERENCE_KEYS)})
         return key
 
     @extend_schema(responses={200: PreferenceSerializer})

@@ -1,5 +1,6 @@
 """API permissions by role: reading needs a viewer, writing an operator; and a fabric given to
 a team is seen only by its members (twin.fabrics.access)."""
+from django.utils.translation import gettext
 from rest_framework.exceptions import NotFound
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
@@ -21,7 +22,7 @@ class RolePermission(BasePermission):
         from twin.fabrics.access import route_hidden_from  # fabrics' models load after this app
 
         if route_hidden_from(user, request.resolver_match.url_name if request.resolver_match else None, view.kwargs):
-            raise NotFound("No such fabric.")  # as if it did not exist: nothing leaks to outsiders
+            raise NotFound(gettext("No such fabric."))  # as if it did not exist: nothing leaks to outsiders
         return True
 
 

@@ -3,6 +3,7 @@ import json
 import secrets
 
 from django.db import transaction
+from django.utils.translation import gettext
 
 from twin.common.errors import ApplicationError
 
@@ -58,11 +59,11 @@ def preference_get(*, user: User, key: str) -> dict:
 def preference_set(*, user: User, key: str, value) -> dict:
     """Stores `value` (a JSON object of at most PREFERENCE_MAX_BYTES) as the user's `key`."""
     if key not in PREFERENCE_KEYS:
-        raise ApplicationError(f"Unknown preference {key!r}; expected one of: {', '.join(PREFERENCE_KEYS)}.")
+        raise ApplicationError(gettext("Unknown preference %(key)s; expected one of: %(known)s.") % {"key": repr(key), "known": gettext(", ").join(PREFERENCE_KEYS)})
     if not isinstance(value, dict):
-        raise ApplicationError("Expected a JSON object as the value.")
+        raise ApplicationError(gettext("Expected a JSON object as the value."))
     size = len(json.dumps(value, separators=(",", ":")).encode())
     if size > PREFERENCE_MAX_BYTES:
-        raise ApplicationError(f"The value is {size} bytes; at most {PREFERENCE_MAX_BYTES} are kept.")
+        raise ApplicationError(gettext("The value is %(size)s bytes; at most %(limit)s are kept.") % {"size": size, "limit": PREFERENCE_MAX_BYTES})
     Preference.objects.update_or_create(user=user, key=key, defaults={"value": value})
     return value

@@ -15,6 +15,7 @@ from rest_framework.response import Response
 from rest_framework.exceptions import NotFound
 from rest_framework.views import APIView
 
+from twin.common.errors import core_error_text
 from twin.ingest import ParseOptions, registered_parsers
 from twin.ingest.options import SCALE_UP_RULES, pattern_problem
 from twin.simcore.diff import punch_list_csv
@@ -105,7 +106,7 @@ class SnapshotUploadSerializer(serializers.Serializer):
     def validate_non_compute_hca_pattern(self, value: str) -> str:
         problem = pattern_problem(value)
         if problem:
-            raise serializers.ValidationError(problem)
+            raise serializers.ValidationError(problem.render(translation))
         return value
 
     def validate_format(self, value: str) -> str:
@@ -243,7 +244,7 @@ class SnapshotNodeApi(APIView):
         key = request.query_params.get("id", "")
         detail = node_detail(snapshot=snapshot, key=key)
         if detail is None:
-            raise NotFound(f"Snapshot {snapshot.pk} has no node {key!r}.")
+            raise NotFound(translation.gettext("Snapshot %(snapshot)s has no node %(node)s.") % {"snapshot": snapshot.pk, "node": repr(key)})
         return Response(detail)
 
 
@@ -263,4 +264,4 @@ class SnapshotPathApi(APIView):
         try:
             return Response(hop_path(snapshot_spec_get(snapshot_id=snapshot.pk), a, b))
         except NoPath as error:
-            raise NotFound(str(error)) from error
+            raise NotFound(core_error_text(error)) from error

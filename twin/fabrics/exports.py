@@ -1,5 +1,7 @@
 """The formats a snapshot can be exported in: name -> (content type, file suffix, writer).
 A writer raises ValueError for a fabric its format cannot express (ibnetdiscover: named ports)."""
+from django.utils.translation import gettext
+
 from twin.common.errors import ApplicationError
 from twin.ingest import export_canonical
 from twin.ingest.writers import export_ibnetdiscover
@@ -22,4 +24,5 @@ def snapshot_export(*, snapshot_id: int, fmt: str) -> str:
     try:
         return write(snapshot_spec_get(snapshot_id=snapshot_id))
     except ValueError as error:
-        raise ApplicationError(f"This snapshot cannot be written as {fmt}: {error}") from error
+        # The writer's reason (a ValueError) is English; our sentence around it is translated.
+        raise ApplicationError(gettext("This snapshot cannot be written as %(format)s: %(reason)s") % {"format": fmt, "reason": error}) from error

@@ -1,4 +1,5 @@
 from django import forms
+from django.utils import translation
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
@@ -72,7 +73,7 @@ class SnapshotUploadForm(forms.Form):
         pattern = self.cleaned_data["non_compute_hca_pattern"]
         problem = pattern_problem(pattern)
         if problem:
-            raise forms.ValidationError(problem)
+            raise forms.ValidationError(problem.render(translation))
         return pattern
 
     def clean_scale_up(self) -> str:

@@ -9,7 +9,7 @@ from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.utils import translation
 
-from twin.common.errors import ApplicationError
+from twin.common.errors import ApplicationError, core_error_text
 from twin.ingest import IngestError, ParseOptions
 from twin.ingest.archive import ArchiveLimits
 from twin.ingest.completion import Completion, usability_warnings, with_scale_up
@@ -84,7 +84,7 @@ def snapshot_create(
     spec.validate()
     fabric = fabric_get_or_create_locked(fabric_name)
     if user is not None and fabric_hidden_from(user, fabric.pk):
-        raise ApplicationError(f"The name {fabric_name!r} is taken by a fabric of another team; choose another name.")
+        raise ApplicationError(translation.gettext("The name %(name)s is taken by a fabric of another team; choose another name.") % {"name": repr(fabric_name)})
     last = fabric.snapshots.order_by("-version").values_list("version", flat=True).first() or 0
     summary = fabric_summary(spec)
     summary["design"] = snapshot_design(spec)
@@ -186,7 +186,7 @@ def snapshot_import(
     problems of each file and nothing is stored.
     """
     if not files:
-        raise ApplicationError("No file was uploaded.")
+        raise ApplicationError(translation.gettext("No file was uploaded."))
     outcome = read_files_isolated(
         files, fmt=fmt, options=options, fabric_name=fabric_name, archive_limits=archive_limits(),
         memory_bytes=settings.TWIN_PARSE_MEMORY_BYTES, time_limit_s=settings.TWIN_PARSE_TIME_LIMIT_S,
@@ -213,7 +213,7 @@ def snapshot_scale_up_correct(*, snapshot: Snapshot, nvlink_gbps: float | None, 
     try:
         spec = with_scale_up(snapshot_spec_get(snapshot_id=snapshot.pk), nvlink_gbps)
     except IngestError as error:
-        raise ApplicationError(str(error)) from error
+        raise ApplicationError(core_error_text(error)) from error
     summary = dict(snapshot.summary.get("completion") or {})
     before = summary.get("scale_up") or {}
     corrected = f"{nvlink_gbps:,.0f} Gb/s per GPU" if nvlink_gbps is not None else "left out"

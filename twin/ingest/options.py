@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
+from twin.simcore.translation import LATER, Phrase
+
 __all__ = ["DEFAULT_NON_COMPUTE_PATTERN", "SCALE_UP_RULES", "ParseOptions", "pattern_problem"]
 
 # Host names and descriptions of HCAs that carry no GPU traffic: storage servers and
@@ -49,10 +51,11 @@ class ParseOptions:
         return cls(**{name: value for name, value in values.items() if name in names and value is not None})
 
 
-def pattern_problem(pattern: str) -> str | None:
-    """Why ``pattern`` is not a usable regular expression, or None."""
+def pattern_problem(pattern: str) -> Phrase | None:
+    """Why ``pattern`` is not a usable regular expression (words; Python's own reason stays
+    English), or None."""
     try:
         re.compile(pattern)
     except re.error as error:
-        return f"not a regular expression: {error}"
+        return LATER.gettext("not a regular expression: %(error)s") % {"error": str(error)}
     return None

@@ -1,6 +1,7 @@
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from twin.common.errors import core_error_text
 from twin.fabrics.forms import MultipleFileField
 from twin.simcore.algorithms import COLLECTIVES
 from twin.simcore.calibrate import DEFAULT_FIT, FITTABLE
@@ -102,5 +103,5 @@ class CalibrationForm(forms.Form):
             try:
                 sizes.append(parse_size(text))
             except TwinCoreError as error:
-                raise forms.ValidationError(str(error)) from None
+                raise forms.ValidationError(core_error_text(error)) from None
         return sizes

@@ -5,9 +5,9 @@ from collections.abc import Sequence
 
 from django.db import transaction
 from django.utils import translation
-from django.utils.translation import ngettext
+from django.utils.translation import gettext as _, ngettext
 
-from twin.common.errors import ApplicationError
+from twin.common.errors import ApplicationError, core_error_text
 from twin.fabrics.models import Fabric, Snapshot
 from twin.fabrics.selectors import snapshot_spec_get
 from twin.fabrics.services import SourceFile, UploadRejected, decode_text
@@ -44,7 +44,9 @@ def ranks_on_snapshot(spec, card_count: int, bindings=()) -> list[str]:
     in the snapshot, else the first `card_count` cards in the snapshot's order."""
     cards = [card.id for card in spec.cards()]
     if card_count > len(cards):
-        raise ApplicationError(f"The measurement ran on {card_count} cards; the snapshot has only {len(cards)}. Choose the snapshot of the fabric it ran on.")
+        raise ApplicationError(
+            _("The measurement ran on %(count)s cards; the snapshot has only %(cards)s. Choose the snapshot of the fabric it ran on.") % {"count": card_count, "cards": len(cards)}
+        )
     named = [gpu_card_id(binding.host, binding.bus_id) for binding in bindings if binding.host and binding.bus_id]
     known = set(cards)
     if len(named) == card_count and all(card in known for card in named):
@@ -86,14 +88,16 @@ def predict(snapshot: Snapshot, collective: str, ranks: list[str], points: list[
 
 def check_collective(collective: str, source: str) -> None:
     if collective not in COLLECTIVES:
-        raise ApplicationError(f"{source}: the twin cannot predict {collective}; it models {', '.join(COLLECTIVES)}.")
+        raise ApplicationError(
+            _("%(source)s: the twin cannot predict %(collective)s; it models %(collectives)s.") % {"source": source, "collective": collective, "collectives": _(", ").join(COLLECTIVES)}
+        )
 
 
 @transaction.atomic
 def experiment_import(*, fabric: Fabric, snapshot: Snapshot, files: Sequence[SourceFile], meta: dict, user=None) -> list[Experiment]:
     """One journal entry per nccl-tests report in the files; all or nothing."""
     if snapshot.fabric_id != fabric.pk:
-        raise ApplicationError(f"Snapshot {snapshot.pk} is not a snapshot of {fabric.name}.")
+        raise ApplicationError(_("Snapshot %(snapshot)s is not a snapshot of %(fabric)s.") % {"snapshot": snapshot.pk, "fabric": fabric.name})
     reports, failures = [], []
     for source in files:
         try:
@@ -104,22 +108,22 @@ def experiment_import(*, fabric: Fabric, snapshot: Snapshot, files: Sequence[Sou
         shown = [in_language(error.as_dict(), translation) for error in failures]
         raise UploadRejected(translation.gettext("; ").join(error["detail"] for error in shown), extra={"files": shown})
     if not reports:
-        raise ApplicationError("The files hold no nccl-tests report.")
+        raise ApplicationError(_("The files hold no nccl-tests report."))
     spec = snapshot_spec_get(snapshot_id=snapshot.pk)
     created = []
     for source_name, measurement in reports:
         check_collective(measurement.collective, source_name)
         points = measured_points(measurement)
         if not points:
-            raise ApplicationError(f"{source_name}: the {measurement.collective} report has no usable rows (all sizes 0 or failed).")
+            raise ApplicationError(_("%(source)s: the %(collective)s report has no usable rows (all sizes 0 or failed).") % {"source": source_name, "collective": measurement.collective})
         card_count = len(measurement.ranks) or int(meta.get("card_count") or 0)
         if not card_count:
-            raise ApplicationError(f"{source_name}: the report does not say how many cards it ran on; give the card count.")
+            raise ApplicationError(_("%(source)s: the report does not say how many cards it ran on; give the card count.") % {"source": source_name})
         ranks = ranks_on_snapshot(spec, card_count, measurement.ranks)
         try:
             predicted, max_error = predict(snapshot, measurement.collective, ranks, points, algorithm=meta.get("algorithm") or "", protocol=meta.get("protocol") or "")
         except TwinCoreError as error:
-            raise ApplicationError(f"{source_name}: {error}") from error
+            raise ApplicationError(_("%(where)s: %(problem)s") % {"where": source_name, "problem": core_error_text(error)}) from error
         entry = Experiment(
             fabric=fabric, snapshot=snapshot, collective=measurement.collective, card_count=card_count,
             source_name=source_name[:255], measurement=measurement_to_dict(measurement), points=points, predicted=predicted,
@@ -138,13 +142,13 @@ def experiment_create(*, fabric: Fabric, snapshot: Snapshot, collective: str, ca
     """A journal entry typed in by hand: (size in bytes, measured busbw in GB/s) pairs."""
     check_collective(collective, "entry")
     if not points:
-        raise ApplicationError("Give at least one measured point (size and busbw).")
+        raise ApplicationError(_("Give at least one measured point (size and busbw)."))
     plain = [{"size_bytes": int(size), "busbw_GBps": float(busbw)} for size, busbw in sorted(points)]
     ranks = ranks_on_snapshot(snapshot_spec_get(snapshot_id=snapshot.pk), card_count)
     try:
         predicted, max_error = predict(snapshot, collective, ranks, plain, algorithm=meta.get("algorithm") or "", protocol=meta.get("protocol") or "")
     except TwinCoreError as error:
-        raise ApplicationError(str(error)) from error
+        raise ApplicationError(core_error_text(error)) from error
     entry = Experiment(
         fabric=fabric, snapshot=snapshot, collective=collective, card_count=card_count, points=plain, predicted=predicted,
         peak_busbw_GBps=max(p["busbw_GBps"] for p in plain), max_abs_error=max_error, created_by=user,
@@ -163,18 +167,18 @@ def experiments_calibrate(*, experiments: Sequence[Experiment], fit: Sequence[st
     one card count), run with the algorithm and protocol they recorded (`run_settings`), and
     store them; with `held_out` sizes only validate (`fabric_calibrate`)."""
     if not experiments:
-        raise ApplicationError("Choose at least one journal entry to calibrate against.")
+        raise ApplicationError(_("Choose at least one journal entry to calibrate against."))
     kinds = {(e.fabric_id, e.collective, e.card_count) for e in experiments}
     if len(kinds) > 1:
-        raise ApplicationError("Calibrate against entries of one fabric, one collective and one card count at a time.")
+        raise ApplicationError(_("Calibrate against entries of one fabric, one collective and one card count at a time."))
     settings = {run_settings(e.algorithm, e.protocol) for e in experiments}
     if len(settings) > 1:
-        raise ApplicationError("Calibrate against entries run with one algorithm and protocol at a time.")
+        raise ApplicationError(_("Calibrate against entries run with one algorithm and protocol at a time."))
     ((algorithm, protocol),) = settings
     first = experiments[0]
     snapshot = first.snapshot or first.fabric.latest_snapshot()
     if snapshot is None:
-        raise ApplicationError(f"{first.fabric.name} has no snapshot to calibrate.")
+        raise ApplicationError(_("%(fabric)s has no snapshot to calibrate.") % {"fabric": first.fabric.name})
     points = [(p["size_bytes"], p["busbw_GBps"]) for e in experiments for p in e.points]
     ranks = ranks_on_snapshot(snapshot_spec_get(snapshot_id=snapshot.pk), first.card_count)
     try:
@@ -184,7 +188,7 @@ def experiments_calibrate(*, experiments: Sequence[Experiment], fit: Sequence[st
             source=", ".join(e.title for e in experiments)[:200],
         )
     except TwinCoreError as error:
-        raise ApplicationError(f"Calibration failed: {error}") from error
+        raise ApplicationError(_("Calibration failed: %(reason)s") % {"reason": core_error_text(error)}) from error
 
 
 @transaction.atomic

@@ -2,6 +2,7 @@
 from django.urls import reverse
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
+from django.utils.translation import gettext
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics, serializers, status
 from rest_framework.response import Response
@@ -92,7 +93,7 @@ class FailureParams(serializers.Serializer):
 
     def validate(self, data: dict) -> dict:
         if bool(data["elements"]) == bool(data.get("worst")):
-            raise serializers.ValidationError("Give either elements to fail together or a kind to search the worst single failure of.")
+            raise serializers.ValidationError(gettext("Give either elements to fail together or a kind to search the worst single failure of."))
         return data
 
 
@@ -117,7 +118,7 @@ class ReplayParams(serializers.Serializer):
 
     def validate(self, data: dict) -> dict:
         if ("trace_file" in data) == ("training" in data):
-            raise serializers.ValidationError("Give either trace_file or training.")
+            raise serializers.ValidationError(gettext("Give either trace_file or training."))
         return data
 
 

@@ -6,6 +6,7 @@ import networkx as nx
 
 from twin.simcore.errors import TwinCoreError
 from twin.simcore.model import FabricSpec
+from twin.simcore.translation import LATER
 
 __all__ = ["NoPath", "hop_path"]
 
@@ -24,13 +25,13 @@ def hop_path(spec: FabricSpec, a: str, b: str) -> dict:
     known = spec.node_index()
     for end in (a, b):
         if end not in known:
-            raise NoPath(f"unknown node {end!r}")
+            raise NoPath(LATER.gettext("unknown node %(node)s") % {"node": repr(end)})
     graph = nx.Graph()
     graph.add_nodes_from(sorted(known))
     graph.add_edges_from((link.a, link.b) for link in spec.links if link.state != "down")
     try:
         nodes = nx.shortest_path(graph, a, b)
     except nx.NetworkXNoPath:
-        raise NoPath(f"no path between {a!r} and {b!r} over links that are up") from None
+        raise NoPath(LATER.gettext("no path between %(a)s and %(b)s over links that are up") % {"a": repr(a), "b": repr(b)}) from None
     switches = {node.id for node in spec.switches()}
     return {"nodes": nodes, "links": len(nodes) - 1, "hops": sum(node in switches for node in nodes[1:-1])}

@@ -30,10 +30,10 @@ def parse_size(text: str) -> float:
     """
     match = _SIZE.match(text)
     if not match or match.group(2).lower() not in _UNITS:
-        raise TwinCoreError(f"cannot read size {text!r}; expected a number with an optional unit (B, KB, MB, GB, KiB, MiB, GiB)")
+        raise TwinCoreError(LATER.gettext("cannot read size %(text)s; expected a number with an optional unit (B, KB, MB, GB, KiB, MiB, GiB)") % {"text": repr(text)})
     value = float(match.group(1)) * _UNITS[match.group(2).lower()]
     if value <= 0:
-        raise TwinCoreError(f"size {text!r} must be positive")
+        raise TwinCoreError(LATER.gettext("size %(text)s must be positive") % {"text": repr(text)})
     return value
 
 
@@ -45,10 +45,10 @@ def parse_count(text: str) -> float:
     """
     match = _SIZE.match(text)
     if not match or match.group(2).lower() not in _COUNT_UNITS:
-        raise TwinCoreError(f"cannot read count {text!r}; expected a number like 175B, 175e9 or 7000 (suffixes k, M, B, T)")
+        raise TwinCoreError(LATER.gettext("cannot read count %(text)s; expected a number like 175B, 175e9 or 7000 (suffixes k, M, B, T)") % {"text": repr(text)})
     value = float(match.group(1)) * _COUNT_UNITS[match.group(2).lower()]
     if value < 1:
-        raise TwinCoreError(f"count {text!r} must be at least 1")
+        raise TwinCoreError(LATER.gettext("count %(text)s must be at least 1") % {"text": repr(text)})
     return value
 
 

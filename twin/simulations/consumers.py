@@ -1,5 +1,6 @@
 """Websocket of a replay: every viewer sees the same player; operators drive it."""
 from channels.db import database_sync_to_async
+from django.utils.translation import gettext
 
 from twin.common.errors import ApplicationError
 from twin.common.websocket import GroupConsumer
@@ -36,7 +37,7 @@ class ReplayConsumer(GroupConsumer):
             try:
                 return None if value is None else kind(value)
             except (TypeError, ValueError):
-                raise ApplicationError(f"{key} must be a number.") from None
+                raise ApplicationError(gettext("%(name)s must be a number.") % {"name": key}) from None
 
         playback_command(run_id=self.run_id, action=str(content.get("action", "")), index=number("index", int), speed=number("speed", float), loop=content.get("loop"))
 

@@ -104,7 +104,10 @@ def job_fits_check(*, snapshot: Snapshot, job: dict) -> None:
     """Refuse, before any worker starts, a job on more ranks (TP x PP x DP) than the snapshot has cards."""
     world = job["tp"] * job.get("pp", 1) * job["dp"]
     if world > snapshot.card_count:
-        raise ApplicationError(f"TP x PP x DP = {world:,} ranks; {snapshot.fabric.name} v{snapshot.version} has {snapshot.card_count:,} cards.")
+        raise ApplicationError(
+            translation.gettext("TP x PP x DP = %(world)s ranks; %(fabric)s v%(version)s has %(cards)s cards.")
+            % {"world": f"{world:,}", "fabric": snapshot.fabric.name, "version": snapshot.version, "cards": f"{snapshot.card_count:,}"}
+        )
 
 
 def placement_check(*, snapshot: Snapshot, params: dict) -> None:

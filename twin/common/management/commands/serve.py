@@ -57,7 +57,9 @@ def listen_addresses(host: str, port: int) -> tuple[list[tuple], list[tuple]]:
     try:
         found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP)
     except socket.gaierror as error:
-        raise CommandError(f"--host {host}: {error.strerror}; expected an address (127.0.0.1, ::1, 0.0.0.0, ::) or a name with one.") from None
+        # The resolver's reason (strerror) is the system's, in English.
+        unknown = gettext("--host %(host)s: %(reason)s; expected an address (127.0.0.1, ::1, 0.0.0.0, ::) or a name with one.")
+        raise CommandError(unknown % {"host": host, "reason": error.strerror}) from None
     named = list(dict.fromkeys((family, address[:2]) for family, _, _, _, address in found if family in (socket.AF_INET, socket.AF_INET6)))
     hosts = {address[0] for _, address in named}
     companions = [(socket.AF_INET6, (IPV6_COMPANION[ip], port)) for family, (ip, _) in named if family == socket.AF_INET and IPV6_COMPANION.get(ip) not in hosts | {None}]

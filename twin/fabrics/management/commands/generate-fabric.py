@@ -7,6 +7,7 @@ from django.utils import translation
 from django.utils.translation import gettext, gettext_lazy as _
 
 from twin.common.cli import TwinCommand
+from twin.common.errors import core_error_text
 
 from twin.fabrics.services import snapshot_create
 from twin.ingest import export_canonical
@@ -56,7 +57,7 @@ class Command(TwinCommand):
                 spec = supernode_cluster(supernodes=count, cards_per_supernode=cards // count, cards_per_host=cards_per_host,
                                          scale_out_gbps=scale_out_gbps, **common)
         except TwinCoreError as error:
-            raise CommandError(str(error)) from error
+            raise CommandError(core_error_text(error)) from error
         snapshot = snapshot_create(
             fabric_name=name, spec=spec, source_name=f"generated: {design}", source_format="generated",
             checksum=hashlib.sha256(export_canonical(spec).encode()).hexdigest(),

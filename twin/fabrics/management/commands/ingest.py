@@ -40,7 +40,7 @@ class Command(TwinCommand):
 
     def handle(self, *args, paths, fabric, fmt, plan, as_json, **options):
         if options["non_compute_hca_pattern"] is not None and (problem := pattern_problem(options["non_compute_hca_pattern"])):
-            raise CommandError("--non-compute-hca-pattern: %s" % problem)
+            raise CommandError(gettext("%(where)s: %(problem)s") % {"where": "--non-compute-hca-pattern", "problem": problem.render(translation)})
         files = []
         for path in map(Path, paths):
             if not path.is_file():

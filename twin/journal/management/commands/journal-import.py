@@ -7,7 +7,7 @@ from django.utils.text import format_lazy
 from django.utils.translation import gettext, gettext_lazy as _, ngettext
 
 from twin.common.cli import TwinCommand
-from twin.common.errors import ApplicationError
+from twin.common.errors import ApplicationError, core_error_text
 from twin.fabrics.cli import fabric_snapshot
 from twin.fabrics.services import SourceFile, UploadRejected
 from twin.journal.services import experiment_import, experiment_import_calibrated
@@ -47,7 +47,7 @@ class Command(TwinCommand):
         try:
             held_out = [parse_size(size) for size in hold_out]
         except TwinCoreError as error:
-            raise CommandError("--hold-out: %s" % error) from error
+            raise CommandError(gettext("%(where)s: %(problem)s") % {"where": "--hold-out", "problem": core_error_text(error)}) from error
         if held_out and not calibrate:
             raise CommandError(gettext("--hold-out validates a calibration; add --calibrate"))
         meta = {"library_version": library_version, "algorithm": algorithm, "protocol": protocol, "notes": notes}
