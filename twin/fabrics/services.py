@@ -136,11 +136,14 @@ def snapshot_layout_enqueue(snapshot_id: int) -> None:
 
 def snapshot_design(spec: FabricSpec) -> dict:
     """The design rules the what-if infers from `spec` (each with where its value came from),
-    kept with the snapshot so that its page shows them before a run; or why there are none."""
+    kept with the snapshot so that its page shows them before a run; or why there are none: in
+    English, and as words (`words`: the whole error, and the lines the page lists) to be shown in
+    the reader's language."""
     try:
         return design_rules(spec).to_dict()
     except WhatIfError as error:
-        return {"error": str(error), "problems": list(error.problems)}
+        words = {"error": plain_words(error.words), "problems": plain_words(list(error.problem_words) or [error.words])}
+        return {"error": str(error), "problems": list(error.problems), "words": words}
 
 
 def source_files_from_uploads(uploads) -> list[SourceFile]:

@@ -19,6 +19,7 @@ from twin.ingest import ParseOptions
 from twin.ingest.completion import HCA_CARD_SOURCE
 from twin.runs.forms import FailureForm, PlacementForm, ReplayForm, WhatIfForm, job_shape_fitting, whatif_choice_fitting
 from twin.runs.models import Run
+from twin.simcore.translation import rendered, words_from_plain
 from twin.simcore.diff import FINDING_CLASSES, SEVERITIES
 from twin.replay.prometheus import PRESETS
 from twin.simulations.forms import PRESET_LABELS, TelemetryReadingForm, TelemetrySourceForm
@@ -98,7 +99,11 @@ def inferred_design(snapshot: Snapshot) -> dict | None:
     if not design:
         return None
     if "error" in design:
-        return {"error": design["error"], "problems": design.get("problems", [])}
+        words = design.get("words")
+        if words is None:  # stored before words were kept: English
+            return {"error": design["error"], "problems": design.get("problems") or [design["error"]]}
+        lines = words_from_plain(words["problems"])
+        return {"error": str(rendered(words_from_plain(words["error"]), translation)), "problems": [str(rendered(line, translation)) for line in lines]}
     inferred = design.get("inferred", {})
     return {"rules": [(name, value, reason_text(inferred.get(name, ""), translation)) for name, value in design.items() if name != "inferred"]}
 

@@ -26,7 +26,7 @@ from functools import cached_property
 
 from twin.ingest.hostlist import short_host_name
 from twin.ingest.parsers.nccl_xml import normalise_bus_id
-from twin.simcore.errors import problem_words
+from twin.simcore.errors import problem_phrase
 from twin.simcore.model import FabricSpec, NodeSpec
 from twin.simcore.translation import LATER, Joined, Phrase
 from twin.traces.errors import TraceError
@@ -74,7 +74,7 @@ def bind_trace(spec: FabricSpec, trace: Trace) -> BoundTrace:
         card, how, problem = finder.find(binding, required=binding.rank in used)
         if problem is None and card is not None and card in rank_on_card:
             taken = LATER.gettext("card %(card)s is already rank %(rank)s's") % {"card": repr(card), "rank": rank_on_card[card]}
-            problem = problem_words(_rank_where(binding), taken, LATER.gettext("one rank per card"))
+            problem = problem_phrase(_rank_where(binding), taken, LATER.gettext("one rank per card"))
         if problem is not None:
             problems.append(problem)
             if len(problems) >= MAX_BINDING_PROBLEMS:
@@ -150,9 +150,9 @@ class _CardFinder:
                 return None, "unused", None
             else:
                 nothing, expected = LATER.gettext("names no card, host, bus id or device"), LATER.gettext("a card id or a host with a bus id or device index")
-                return None, "", problem_words(_rank_where(binding), nothing, expected)
+                return None, "", problem_phrase(_rank_where(binding), nothing, expected)
         no_card = LATER.gettext("no card of fabric %(fabric)s matches %(tried)s") % {"fabric": repr(self.fabric), "tried": Joined(tried)}
-        return None, "", problem_words(_rank_where(binding), no_card)
+        return None, "", problem_phrase(_rank_where(binding), no_card)
 
     @staticmethod
     def _one(binding: RankBinding, candidates: set[str], how: str, what: Phrase) -> tuple[str | None, str, Phrase | None]:
@@ -161,7 +161,7 @@ class _CardFinder:
         several = LATER.gettext("%(what)s match %(count)s cards (%(cards)s)") % {
             "what": what, "count": len(candidates), "cards": Joined([repr(card) for card in sorted(candidates)[:5]]),
         }
-        return None, "", problem_words(_rank_where(binding), several, LATER.gettext("exactly one"))
+        return None, "", problem_phrase(_rank_where(binding), several, LATER.gettext("exactly one"))
 
 
 def _rank_where(binding: RankBinding) -> Phrase:

@@ -39,7 +39,7 @@ import numpy as np
 from twin.replay.binding import BoundTrace
 from twin.replay.costs import CostModel, EventCost, ReplayOptions
 from twin.replay.layout import FabricLayout
-from twin.simcore.errors import TwinCoreError, problem_words
+from twin.simcore.errors import TwinCoreError, problem_phrase
 from twin.simcore.translation import LATER, Phrase
 from twin.traces.errors import TraceError
 from twin.traces.model import CollectiveEvent, FlowEvent
@@ -175,7 +175,7 @@ def _cost_events(bound: BoundTrace, model: CostModel) -> list[EventCost]:
         except TwinCoreError as error:
             failed[key] = position
             cannot = LATER.gettext("%(event)s cannot be simulated: %(error)s") % {"event": _described(event), "error": error.words}
-            problems.append(problem_words(f"events[{position}]", cannot))
+            problems.append(problem_phrase(f"events[{position}]", cannot))
     if flows and not problems:
         try:
             flow_costs = model.flows([(card[events[p].src_rank], card[events[p].dst_rank], events[p].bytes) for p in flows])

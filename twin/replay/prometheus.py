@@ -51,7 +51,7 @@ import numpy as np
 from twin.ingest.parsers.nccl_xml import normalise_bus_id
 from twin.replay.encoding import Frame
 from twin.replay.telemetry import DEFAULT_XMIT_WAIT_BYTES, TelemetryError, TelemetryIndex, measured_frame
-from twin.simcore.errors import problem_words
+from twin.simcore.errors import problem_phrase
 from twin.simcore.translation import LATER, Joined, Phrase
 
 __all__ = ["PRESETS", "ErrorCounter", "MetricSpec", "PrometheusMapping", "error_counters", "error_totals", "prometheus_mapping", "rates_frame", "series_ports"]
@@ -176,44 +176,44 @@ def prometheus_mapping(plain: Any, *, preset: str | None = None) -> PrometheusMa
     wrong with it (unknown keys, metric names, templates, selector)."""
     problems: list[Phrase] = []
     if preset is not None and preset not in PRESETS:
-        problems.append(problem_words(f"preset {preset!r}", "", LATER.gettext("one of %(names)s") % {"names": Joined(list(PRESETS))}))
+        problems.append(problem_phrase(f"preset {preset!r}", "", LATER.gettext("one of %(names)s") % {"names": Joined(list(PRESETS))}))
     if plain is None:
         plain = {}
     if not isinstance(plain, Mapping):
         such = LATER.gettext("an object such as %(example)s") % {"example": '{"node": "{host}/{device}"}'}
-        raise TelemetryError(LATER.gettext("the label mapping must be a JSON object"), [problem_words("", type(plain).__name__, such)])
+        raise TelemetryError(LATER.gettext("the label mapping must be a JSON object"), [problem_phrase("", type(plain).__name__, such)])
     merged = {**PRESETS.get(preset or "", {}), **plain}
     for key in sorted(set(merged) - _KEYS):
-        problems.append(problem_words(key, LATER.gettext("unknown key"), LATER.gettext("one of %(names)s") % {"names": Joined(sorted(_KEYS))}))
+        problems.append(problem_phrase(key, LATER.gettext("unknown key"), LATER.gettext("one of %(names)s") % {"names": Joined(sorted(_KEYS))}))
     readings = {name: spec for name in _READINGS if merged.get(name) is not None and (spec := _metric(merged[name], name, problems))}
     for name, spec in readings.items():
         if spec.family and spec.type == "counter":
             family = LATER.gettext('%(metric)s is a family of counters; rate() drops the metric name, and with it the link number: give a gauge family ("type": "gauge") or one counter per port')
-            problems.append(problem_words(name, family % {"metric": repr(spec.metric)}))
+            problems.append(problem_phrase(name, family % {"metric": repr(spec.metric)}))
     if not {"tx_bytes", "rx_bytes"} & readings.keys():
-        problems.append(problem_words("tx_bytes/rx_bytes", LATER.gettext("neither is given"), LATER.gettext("the metric of at least one byte counter")))
+        problems.append(problem_phrase("tx_bytes/rx_bytes", LATER.gettext("neither is given"), LATER.gettext("the metric of at least one byte counter")))
     errors = {}
     raw_errors = merged.get("errors") or {}
     if isinstance(raw_errors, Mapping):
         errors = {str(name): spec for name, value in raw_errors.items() if (spec := _metric(value, f"errors.{name}", problems))}
     else:
-        problems.append(problem_words("errors", "", LATER.gettext("an object of counter name -> metric")))
+        problems.append(problem_phrase("errors", "", LATER.gettext("an object of counter name -> metric")))
     given_node = merged.get("node")
     node = tuple(_template(value, "node", problems, required=True) for value in (given_node if isinstance(given_node, list) and given_node else [given_node]))
     port = _template(merged.get("port", ""), "port", problems, required=False)
     lane = _template(merged.get("lane", ""), "lane", problems, required=False)
     nodes = merged.get("nodes") or {}
     if not (isinstance(nodes, Mapping) and all(isinstance(k, str) and isinstance(v, str) for k, v in nodes.items())):
-        problems.append(problem_words("nodes", "", LATER.gettext("an object of rendered node name -> node id of the fabric")))
+        problems.append(problem_phrase("nodes", "", LATER.gettext("an object of rendered node name -> node id of the fabric")))
         nodes = {}
     selector = merged.get("selector") or ""
     if not (isinstance(selector, str) and _SELECTOR.match(selector)):
         matchers = LATER.gettext("label matchers such as %(example)s") % {"example": 'job="infiniband", cluster=~"a|b"'}
-        problems.append(problem_words("selector", repr(selector), matchers))
+        problems.append(problem_phrase("selector", repr(selector), matchers))
         selector = ""
     wait_bytes = merged.get("xmit_wait_bytes", DEFAULT_XMIT_WAIT_BYTES)
     if not (isinstance(wait_bytes, (int, float)) and not isinstance(wait_bytes, bool) and wait_bytes > 0):
-        problems.append(problem_words("xmit_wait_bytes", repr(wait_bytes), LATER.gettext("a positive number of bytes per tick")))
+        problems.append(problem_phrase("xmit_wait_bytes", repr(wait_bytes), LATER.gettext("a positive number of bytes per tick")))
         wait_bytes = DEFAULT_XMIT_WAIT_BYTES
     if problems:
         found = LATER.ngettext("%(count)s problem in the label mapping", "%(count)s problems in the label mapping", len(problems))
@@ -227,29 +227,29 @@ def _metric(given: Any, where: str, problems: list[Phrase]) -> MetricSpec | None
     # A family: one {link} where the name carries the link number.
     if not isinstance(metric, str) or metric.count(_LINK) > 1 or not _METRIC_NAME.match(metric.replace(_LINK, "0")):
         expected = LATER.gettext("a metric name (with %(link)s where a family names the link: %(family)s), or %(object)s")
-        problems.append(problem_words(where, repr(given), expected % {"link": _LINK, "family": f"X_L{_LINK}_BYTES", "object": '{"metric": "<name>", "type": "counter" | "gauge"}'}))
+        problems.append(problem_phrase(where, repr(given), expected % {"link": _LINK, "family": f"X_L{_LINK}_BYTES", "object": '{"metric": "<name>", "type": "counter" | "gauge"}'}))
         return None
     kind = value.get("type", "counter")
     if kind not in ("counter", "gauge"):
-        problems.append(problem_words(f"{where}.type", repr(kind), LATER.gettext('"counter" (asked for as rate()) or "gauge" (already per second)')))
+        problems.append(problem_phrase(f"{where}.type", repr(kind), LATER.gettext('"counter" (asked for as rate()) or "gauge" (already per second)')))
         return None
     return MetricSpec(value["metric"], kind)
 
 
 def _template(value: Any, where: str, problems: list[Phrase], *, required: bool) -> str:
     if not isinstance(value, str) or (required and not value.strip()):
-        problems.append(problem_words(where, repr(value), LATER.gettext("a template over the series' labels, such as %(example)s") % {"example": '"{host}/{device}"'}))
+        problems.append(problem_phrase(where, repr(value), LATER.gettext("a template over the series' labels, such as %(example)s") % {"example": '"{host}/{device}"'}))
         return ""
     try:
         parts = list(string.Formatter().parse(value))
     except ValueError as error:
         # Python's own reason for a template it cannot read stays as it says it (English).
         unreadable = LATER.gettext("%(where)s: %(problem)s") % {"where": repr(value), "problem": str(error)}
-        problems.append(problem_words(where, unreadable, LATER.gettext("labels in braces, such as %(example)s") % {"example": "{device}"}))
+        problems.append(problem_phrase(where, unreadable, LATER.gettext("labels in braces, such as %(example)s") % {"example": "{device}"}))
         return ""
     for _, name, spec, conversion in parts:
         if name is not None and (not name.isidentifier() or spec or conversion):
-            problems.append(problem_words(where, repr(value), LATER.gettext("label names in braces, such as %(example)s") % {"example": "{device}"}))
+            problems.append(problem_phrase(where, repr(value), LATER.gettext("label names in braces, such as %(example)s") % {"example": "{device}"}))
     return value
 
 
@@ -447,7 +447,7 @@ def _vector(data: Any, key: str) -> tuple[list[tuple], np.ndarray, np.ndarray]:
         return [], np.zeros(0), np.zeros(0)
     if not (isinstance(data, Mapping) and data.get("resultType") == "vector" and isinstance(data.get("result"), list)):
         not_vector = LATER.gettext("Prometheus' answer for %(key)s is not an instant vector") % {"key": key}
-        raise TelemetryError(not_vector, [problem_words(key, "", '{"resultType": "vector", "result": [...]}')])
+        raise TelemetryError(not_vector, [problem_phrase(key, "", '{"resultType": "vector", "result": [...]}')])
     result = data["result"]
     try:
         labels = [tuple(item["metric"].items()) for item in result]
@@ -455,7 +455,7 @@ def _vector(data: Any, key: str) -> tuple[list[tuple], np.ndarray, np.ndarray]:
         readings = np.array([item["value"][1] for item in result], dtype=float)  # "NaN", "+Inf" included
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as error:
         malformed = LATER.gettext("Prometheus' answer for %(key)s has a malformed series") % {"key": key}
-        raise TelemetryError(malformed, [problem_words(key, str(error), '{"metric": {...}, "value": [<time>, "<number>"]}')]) from error
+        raise TelemetryError(malformed, [problem_phrase(key, str(error), '{"metric": {...}, "value": [<time>, "<number>"]}')]) from error
     return labels, t, readings
 
 

@@ -48,7 +48,7 @@ import numpy as np
 from twin.replay.encoding import Frame
 from twin.replay.layout import FabricLayout
 from twin.replay.timeline import FrameBuilder
-from twin.simcore.errors import ProblemsError, problem_words
+from twin.simcore.errors import ProblemsError, problem_phrase
 from twin.simcore.model import FabricSpec
 from twin.simcore.translation import LATER, Phrase
 
@@ -267,7 +267,7 @@ def _checked_columns(columns: Mapping[str, Any]) -> tuple[list[str], list[Any], 
     if not (isinstance(nodes, list) and isinstance(names, list) and len(nodes) == len(names) and set(map(type, nodes)) <= {str}):
         raise TelemetryError(
             LATER.gettext("telemetry samples must be a list of samples, or an object of columns"),
-            [problem_words("columns.node, columns.port", "", LATER.gettext("two lists of the same length, node ids (strings) and their ports"))],
+            [problem_phrase("columns.node, columns.port", "", LATER.gettext("two lists of the same length, node ids (strings) and their ports"))],
         )
     count = len(nodes)
     t = _number_column(columns.get("timestamp"), "columns.timestamp", count, problems, scalar=True)
@@ -277,9 +277,9 @@ def _checked_columns(columns: Mapping[str, Any]) -> tuple[list[str], list[Any], 
     if isinstance(raw_errors, Mapping):
         errors = {str(name): _number_column(values, f"columns.errors.{name}", count, problems, counter=True) for name, values in raw_errors.items()}
     else:
-        problems.append(problem_words("columns.errors", "", LATER.gettext("an object of counter name -> list of counts")))
+        problems.append(problem_phrase("columns.errors", "", LATER.gettext("an object of counter name -> list of counts")))
     if count and np.isnan(counters["tx_bytes"]).all() and np.isnan(counters["rx_bytes"]).all():
-        problems.append(problem_words("columns", LATER.gettext("no measurement"), LATER.gettext("tx_bytes/rx_bytes columns")))
+        problems.append(problem_phrase("columns", LATER.gettext("no measurement"), LATER.gettext("tx_bytes/rx_bytes columns")))
     if problems:
         found = LATER.ngettext("%(count)s problem in the telemetry columns", "%(count)s problems in the telemetry columns", len(problems))
         raise TelemetryError(found % {"count": len(problems)}, problems[:MAX_TELEMETRY_PROBLEMS])
@@ -301,7 +301,7 @@ def _number_column(values: Any, where: str, count: int, problems: list[Phrase], 
             expected = LATER.ngettext("seconds since the epoch, or a list of %(count)s non-negative number", "seconds since the epoch, or a list of %(count)s non-negative numbers", count)
         else:
             expected = LATER.ngettext("a list of %(count)s non-negative number", "a list of %(count)s non-negative numbers", count)
-        problems.append(problem_words(where, "", expected % {"count": count}))
+        problems.append(problem_phrase(where, "", expected % {"count": count}))
         return np.zeros(count)
     return column.astype(float)
 
@@ -360,7 +360,7 @@ class _PortState:
             return state
         if not isinstance(previous, Mapping):
             expected = f"{{'version': {cls.VERSION}, 'ports': <count>, ...}}"
-            raise TelemetryError(LATER.gettext("previous telemetry state is not what telemetry_frame returned"), [problem_words("", type(previous).__name__, expected)])
+            raise TelemetryError(LATER.gettext("previous telemetry state is not what telemetry_frame returned"), [problem_phrase("", type(previous).__name__, expected)])
         if previous.get("version") != cls.VERSION or previous.get("ports") != port_count:
             return state  # an older state, or another snapshot's ports: every port's next sample is a first one
         seen = _unpack(previous["seen"], np.int64)
@@ -458,7 +458,7 @@ class _Report:
 
 def _parse(samples: Sequence[Mapping[str, Any]]) -> list[_Sample]:
     if not isinstance(samples, Sequence) or isinstance(samples, (str, bytes)):
-        raise TelemetryError(LATER.gettext("telemetry samples must be a list"), [problem_words("", type(samples).__name__, LATER.gettext("a JSON array of sample objects"))])
+        raise TelemetryError(LATER.gettext("telemetry samples must be a list"), [problem_phrase("", type(samples).__name__, LATER.gettext("a JSON array of sample objects"))])
     problems: list[Phrase] = []
     parsed = []
     for position, raw in enumerate(samples):
@@ -477,11 +477,11 @@ def _parse(samples: Sequence[Mapping[str, Any]]) -> list[_Sample]:
 def _parse_one(raw: Any, where: str, problems: list[Phrase]) -> _Sample | None:
     before = len(problems)
     if not isinstance(raw, Mapping):
-        problems.append(problem_words(where, type(raw).__name__, LATER.gettext("an object")))
+        problems.append(problem_phrase(where, type(raw).__name__, LATER.gettext("an object")))
         return None
     port = raw.get("port")
     if not (isinstance(port, Mapping) and isinstance(port.get("node"), str) and isinstance(port.get("port"), (str, int)) and not isinstance(port.get("port"), bool)):
-        problems.append(problem_words(f"{where}.port", repr(port), '{"node": "<node id>", "port": "<port>"}'))
+        problems.append(problem_phrase(f"{where}.port", repr(port), '{"node": "<node id>", "port": "<port>"}'))
     t = _timestamp(raw.get("timestamp"), f"{where}.timestamp", problems)
     counters = {}
     for name in _COUNTERS:
@@ -497,13 +497,13 @@ def _parse_one(raw: Any, where: str, problems: list[Phrase]) -> _Sample | None:
                 if counted is not None:
                     errors[str(name)] = counted
         else:
-            problems.append(problem_words(f"{where}.errors", repr(raw["errors"]), LATER.gettext("an object of counter name -> count")))
+            problems.append(problem_phrase(f"{where}.errors", repr(raw["errors"]), LATER.gettext("an object of counter name -> count")))
     utilization = _utilization(raw.get("utilization"), f"{where}.utilization", problems)
     if utilization is None and not {"tx_bytes", "rx_bytes", "errors"} & raw.keys():
-        problems.append(problem_words(where, LATER.gettext("no measurement"), LATER.gettext("tx_bytes/rx_bytes counters, utilization or error counters")))
+        problems.append(problem_phrase(where, LATER.gettext("no measurement"), LATER.gettext("tx_bytes/rx_bytes counters, utilization or error counters")))
     wait_bytes = raw.get("xmit_wait_bytes", DEFAULT_XMIT_WAIT_BYTES)
     if not _is_number(wait_bytes) or wait_bytes <= 0:
-        problems.append(problem_words(f"{where}.xmit_wait_bytes", repr(wait_bytes), LATER.gettext("a positive number of bytes per tick")))
+        problems.append(problem_phrase(f"{where}.xmit_wait_bytes", repr(wait_bytes), LATER.gettext("a positive number of bytes per tick")))
     if len(problems) > before:
         return None
     return _Sample(port["node"], str(port["port"]), t, counters, errors, utilization, float(wait_bytes))
@@ -519,14 +519,14 @@ def _timestamp(value: Any, where: str, problems: list[Phrase]) -> float:
             pass
         else:
             return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).timestamp()
-    problems.append(problem_words(where, repr(value), LATER.gettext("an ISO 8601 time or seconds since the epoch")))
+    problems.append(problem_phrase(where, repr(value), LATER.gettext("an ISO 8601 time or seconds since the epoch")))
     return 0.0
 
 
 def _counter(value: Any, where: str, problems: list[Phrase]) -> int | None:
     if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
         return value
-    problems.append(problem_words(where, repr(value), LATER.gettext("a non-negative integer counter")))
+    problems.append(problem_phrase(where, repr(value), LATER.gettext("a non-negative integer counter")))
     return None
 
 
@@ -537,7 +537,7 @@ def _utilization(value: Any, where: str, problems: list[Phrase]) -> tuple[float,
         return float(value), float(value)
     if isinstance(value, Mapping) and set(value) <= {"tx", "rx"} and value and all(_is_number(v) and 0 <= v <= 1 for v in value.values()):
         return float(value.get("tx", 0.0)), float(value.get("rx", 0.0))
-    problems.append(problem_words(where, repr(value), LATER.gettext('a fraction 0..1 or {"tx": 0..1, "rx": 0..1}')))
+    problems.append(problem_phrase(where, repr(value), LATER.gettext('a fraction 0..1 or {"tx": 0..1, "rx": 0..1}')))
     return None
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from twin.simcore.translation import LATER, Joined
 
-__all__ = ["PROBLEM_LINE", "FabricError", "FabricProblem", "PathPart", "ProblemsError", "TwinCoreError", "format_path", "problem_words"]
+__all__ = ["PROBLEM_LINE", "FabricError", "FabricProblem", "PathPart", "ProblemsError", "TwinCoreError", "format_path", "problem_phrase"]
 
 PathPart = str | int
 
@@ -41,7 +41,7 @@ def format_path(path: Iterable[PathPart]) -> str:
     return text
 
 
-def problem_words(where: Any, problem: Any, expected: Any = None) -> Any:
+def problem_phrase(where: Any, problem: Any, expected: Any = None) -> Any:
     """The sentence of one problem, as words: "where: what is wrong; expected what would do"
     (``where`` and ``expected`` may be empty; an empty ``problem`` says only what was expected)."""
     if not problem:
@@ -73,6 +73,7 @@ class ProblemsError(TwinCoreError):
     def __init__(self, message: Any, problems: Iterable[Any] = ()) -> None:
         problems = tuple(problems)
         self.problems = tuple(str(problem) for problem in problems)
+        self.problem_words = problems  # each problem alone, for pages that list them
         super().__init__(Joined([message, *problems], PROBLEM_LINE) if problems else message)
 
 
@@ -91,7 +92,7 @@ class FabricProblem:
     @property
     def words(self) -> Any:
         """The whole sentence (where, what, what was expected), to be rendered in a language."""
-        return problem_words(format_path(self.path), self.message, self.expected)
+        return problem_phrase(format_path(self.path), self.message, self.expected)
 
     def __str__(self) -> str:
         return str(self.words)

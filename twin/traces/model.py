@@ -25,7 +25,7 @@ from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from twin.simcore.errors import problem_words
+from twin.simcore.errors import problem_phrase
 from twin.simcore.model import Attrs
 from twin.simcore.translation import LATER, Joined, Phrase
 from twin.traces.errors import TraceError
@@ -176,42 +176,42 @@ class Trace:
         bound: set[int] = set()
         for position, binding in enumerate(self.ranks):
             if not isinstance(binding.rank, int) or binding.rank < 0:
-                yield problem_words(f"ranks[{position}]", LATER.gettext("rank %(rank)s") % {"rank": repr(binding.rank)}, LATER.gettext("a non-negative integer"))
+                yield problem_phrase(f"ranks[{position}]", LATER.gettext("rank %(rank)s") % {"rank": repr(binding.rank)}, LATER.gettext("a non-negative integer"))
             elif binding.rank in bound:
                 twice = LATER.gettext("rank %(rank)s is bound twice") % {"rank": str(binding.rank)}
-                yield problem_words(f"ranks[{position}]", twice, LATER.gettext("one binding per rank"))
+                yield problem_phrase(f"ranks[{position}]", twice, LATER.gettext("one binding per rank"))
             bound.add(binding.rank)
         previous_t = 0.0
         for position, event in enumerate(self.events):
             where = f"events[{position}]"
             if not (math.isfinite(event.t_s) and event.t_s >= 0):
                 time = LATER.gettext("time %(t)s s") % {"t": str(event.t_s)}
-                yield problem_words(where, time, LATER.gettext("a finite, non-negative number of seconds"))
+                yield problem_phrase(where, time, LATER.gettext("a finite, non-negative number of seconds"))
             elif event.t_s < previous_t:
                 early = LATER.gettext("time %(t)s s is before the previous event's %(previous)s s") % {"t": str(event.t_s), "previous": str(previous_t)}
-                yield problem_words(where, early, LATER.gettext("events in time order"))
+                yield problem_phrase(where, early, LATER.gettext("events in time order"))
             else:
                 previous_t = event.t_s
             if not isinstance(event.bytes, int) or isinstance(event.bytes, bool) or event.bytes < 0:
-                yield problem_words(where, LATER.gettext("bytes %(bytes)s") % {"bytes": repr(event.bytes)}, LATER.gettext("a non-negative integer"))
+                yield problem_phrase(where, LATER.gettext("bytes %(bytes)s") % {"bytes": repr(event.bytes)}, LATER.gettext("a non-negative integer"))
             if isinstance(event, FlowEvent):
                 named = (event.src_rank, event.dst_rank)
                 if event.src_rank == event.dst_rank:
                     itself = LATER.gettext("flow from rank %(rank)s to itself") % {"rank": str(event.src_rank)}
-                    yield problem_words(where, itself, LATER.gettext("two different ranks"))
+                    yield problem_phrase(where, itself, LATER.gettext("two different ranks"))
             else:
                 named = event.ranks
                 if event.op not in OPERATIONS:
                     unknown = LATER.gettext("unknown operation %(op)s") % {"op": repr(event.op)}
-                    yield problem_words(where, unknown, LATER.gettext("one of %(names)s") % {"names": Joined(list(OPERATIONS))})
+                    yield problem_phrase(where, unknown, LATER.gettext("one of %(names)s") % {"names": Joined(list(OPERATIONS))})
                 if not event.ranks:
-                    yield problem_words(where, LATER.gettext("collective without ranks"), LATER.gettext("at least one rank"))
+                    yield problem_phrase(where, LATER.gettext("collective without ranks"), LATER.gettext("at least one rank"))
                 elif len(set(event.ranks)) != len(event.ranks):
-                    yield problem_words(where, LATER.gettext("a rank appears twice in the collective"), LATER.gettext("distinct ranks"))
+                    yield problem_phrase(where, LATER.gettext("a rank appears twice in the collective"), LATER.gettext("distinct ranks"))
             unbound = sorted({rank for rank in named if rank not in bound}, key=str)
             if unbound:
                 unbound_ranks = LATER.ngettext("rank %(ranks)s has no binding", "ranks %(ranks)s have no binding", len(unbound)) % {"ranks": Joined([str(rank) for rank in unbound[:10]])}
-                yield problem_words(where, unbound_ranks, LATER.gettext("ranks listed in the trace's ranks"))
+                yield problem_phrase(where, unbound_ranks, LATER.gettext("ranks listed in the trace's ranks"))
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from twin.ingest.errors import IngestError, ProblemCollector
 from twin.ingest.hostlist import short_host_name
 from twin.ingest.options import ParseOptions
 from twin.ingest.parsers.nccl_xml import normalise_bus_id
-from twin.simcore.errors import problem_words
+from twin.simcore.errors import problem_phrase
 from twin.simcore.translation import LATER, Joined
 from twin.traces.errors import TraceError
 from twin.traces.model import (
@@ -301,9 +301,9 @@ def measurement_trace(measurement: Measurement, *, name: str | None = None) -> T
     """
     if measurement.collective not in OPERATIONS:
         cannot = LATER.gettext("nccl-tests %(collective)s cannot be replayed") % {"collective": measurement.collective}
-        raise TraceError(problem_words("", cannot, LATER.gettext("one of %(names)s") % {"names": Joined(list(OPERATIONS))}))
+        raise TraceError(problem_phrase("", cannot, LATER.gettext("one of %(names)s") % {"names": Joined(list(OPERATIONS))}))
     if not measurement.ranks:
-        raise TraceError(problem_words("", LATER.gettext("the measurement lists no devices"), LATER.gettext("its '# Using devices' lines")))
+        raise TraceError(problem_phrase("", LATER.gettext("the measurement lists no devices"), LATER.gettext("its '# Using devices' lines")))
     ranks = tuple(binding.rank for binding in measurement.ranks)
     events = []
     t_s = 0.0

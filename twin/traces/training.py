@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from twin.simcore.errors import problem_words
+from twin.simcore.errors import problem_phrase
 from twin.simcore.translation import LATER, Phrase
 from twin.simcore.units import format_count
 from twin.traces.errors import TraceError
@@ -84,9 +84,9 @@ def training_step(
         world = tp * pp * dp
         if len(placement) != world:
             listed = LATER.ngettext("placement lists %(count)s card", "placement lists %(count)s cards", len(placement)) % {"count": str(len(placement))}
-            problems.append(problem_words("", listed, LATER.gettext("tp x pp x dp = %(world)s") % {"world": str(world)}))
+            problems.append(problem_phrase("", listed, LATER.gettext("tp x pp x dp = %(world)s") % {"world": str(world)}))
         if len(set(placement)) != len(placement):
-            problems.append(problem_words("", LATER.gettext("placement lists a card twice"), LATER.gettext("one card per rank")))
+            problems.append(problem_phrase("", LATER.gettext("placement lists a card twice"), LATER.gettext("one card per rank")))
     if problems:
         raise TraceError(LATER.gettext("cannot generate the training step"), problems)
     layers = _layers(model_params, hidden_size, layers)
@@ -149,9 +149,9 @@ def training_step_problems(
         problems.append(_wrong("spacing_s", spacing_s, LATER.gettext("a positive number of seconds")))
     if dp % ep:
         undivided = LATER.gettext("ep %(ep)s does not divide dp %(dp)s") % {"ep": str(ep), "dp": str(dp)}
-        problems.append(problem_words("", undivided, LATER.gettext("expert groups carved out of the DP replicas")))
+        problems.append(problem_phrase("", undivided, LATER.gettext("expert groups carved out of the DP replicas")))
     if max(tp, pp, ep) > 1 and (hidden_size is None or seq_len is None):
-        problems.append(problem_words("", LATER.gettext("tp, pp or ep above 1 moves activations"), LATER.gettext("hidden_size and seq_len to size them")))
+        problems.append(problem_phrase("", LATER.gettext("tp, pp or ep above 1 moves activations"), LATER.gettext("hidden_size and seq_len to size them")))
     split = _layers(model_params, hidden_size, layers)
     if split is not None and split % pp:
         numbers = {"layers": str(split), "params": format_count(model_params), "hidden": str(hidden_size), "pp": str(pp)}
@@ -160,12 +160,12 @@ def training_step_problems(
             else LATER.gettext("%(layers)s layers (from %(params)s parameters at hidden size %(hidden)s) do not split into %(pp)s pipeline stages")
         )  # fmt: skip
         divisible = LATER.gettext("layers divisible by pp (give layers, e.g. %(nearest)s)") % {"nearest": str(max(pp, split - split % pp))}
-        problems.append(problem_words("", unsplit % numbers, divisible))
+        problems.append(problem_phrase("", unsplit % numbers, divisible))
     return problems
 
 
 def _wrong(name: str, value: Any, expected: Phrase) -> Phrase:
-    return problem_words("", f"{name} {value!r}", expected)
+    return problem_phrase("", f"{name} {value!r}", expected)
 
 
 def _layers(model_params: float, hidden_size: int | None, layers: int | None) -> int | None:
