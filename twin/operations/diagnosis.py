@@ -312,7 +312,8 @@ def _by_link(spec: FabricSpec, telemetry: Sequence[TelemetrySample]) -> dict[int
     series: dict[int, list[TelemetrySample]] = defaultdict(list)
     for sample in telemetry:
         if not (isinstance(sample.link, int) and 0 <= sample.link < len(spec.links)):
-            raise DiagnosisError(f"telemetry sample at t={sample.t_s:g} s names link {sample.link!r}; expected an index 0..{len(spec.links) - 1} of {spec.name!r}")
+            unknown = LATER.gettext("telemetry sample at t=%(t)s s names link %(link)s; expected an index 0..%(last)s of %(fabric)s")
+            raise DiagnosisError(unknown % {"t": f"{sample.t_s:g}", "link": repr(sample.link), "last": str(len(spec.links) - 1), "fabric": repr(spec.name)})
         series[sample.link].append(sample)
     return {link: sorted(samples, key=lambda sample: sample.t_s) for link, samples in series.items()}
 

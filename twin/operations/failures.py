@@ -26,11 +26,11 @@ from scipy import sparse
 from twin.operations.concurrent import route_phase
 from twin.simcore.algorithms import phases_for
 from twin.simcore.compile import CompiledFabric, compiled_with_links_down
-from twin.simcore.errors import TwinCoreError
+from twin.simcore.errors import ProblemsError, TwinCoreError, problem_phrase
 from twin.simcore.hops import HopClasses, hop_classes
 from twin.simcore.model import FabricSpec
 from twin.simcore.simulate import Simulator
-from twin.simcore.translation import LATER, Phrase
+from twin.simcore.translation import LATER, Joined, Phrase
 from twin.simcore.units import counted
 
 __all__ = [
@@ -48,14 +48,11 @@ __all__ = [
 
 FAILURE_KINDS = ("link", "switch", "leaf")
 """Candidate kinds: every live link, every switch, or the leaf switches only."""
+_FAILABLE = LATER.gettext("a switch id or name, or link:<index>")
 
 
-class FailureError(TwinCoreError):
+class FailureError(ProblemsError):
     """A failure list naming unknown elements, or a workload that cannot run; ``problems`` lists each."""
-
-    def __init__(self, message: str, problems: Iterable[str] = ()) -> None:
-        self.problems = tuple(problems)
-        super().__init__(message + "".join(f"\n  - {problem}" for problem in self.problems))
 
 
 @dataclass(frozen=True)
@@ -84,7 +81,7 @@ def failure_candidates(spec: FabricSpec, kind: str) -> list[str]:
         return [node.id for node in spec.switches()]
     if kind == "leaf":
         return [node.id for node in spec.switches() if node.tier == "leaf"]
-    raise FailureError(f"unknown failure kind {kind!r}; expected one of {', '.join(FAILURE_KINDS)}")
+    raise FailureError(LATER.gettext("unknown failure kind %(kind)s; expected one of %(names)s") % {"kind": repr(kind), "names": Joined(list(FAILURE_KINDS))})
 
 
 @dataclass(frozen=True, eq=False)
@@ -130,7 +127,7 @@ def fail_elements(
     ``spec``'s, when the caller already has it.
     """
     index = index or _FabricIndex.of(spec)
-    problems = []
+    problems: list[Phrase] = []
     down_links: set[int] = set()
     failed_switches: set[str] = set()
     for element in element_ids:
@@ -139,17 +136,18 @@ def fail_elements(
             if text.isdigit() and int(text) < len(spec.links):
                 down_links.add(int(text))
             else:
-                problems.append(f"{element!r}: no such link; expected link:0 .. link:{len(spec.links) - 1}")
+                problems.append(problem_phrase(repr(element), LATER.gettext("no such link"), f"link:0 .. link:{len(spec.links) - 1}"))
         elif element in index.switch_of:
             failed_switches.add(index.switch_of[element])
         elif index.switch_names[element] > 1:
-            problems.append(f"{element!r} names {index.switch_names[element]} switches; use the id of the one you mean")
+            several = LATER.gettext("%(element)s names %(count)s switches; use the id of the one you mean")
+            problems.append(several % {"element": repr(element), "count": index.switch_names[element]})
         elif element in index.kinds:
-            problems.append(f"{element!r} is a {index.kinds[element]}; expected a switch id or name, or link:<index>")
+            problems.append(problem_phrase("", LATER.gettext("%(element)s is a %(kind)s") % {"element": repr(element), "kind": index.kinds[element]}, _FAILABLE))
         else:
-            problems.append(f"{element!r} is not in {spec.name!r}; expected a switch id or name, or link:<index>")
+            problems.append(problem_phrase("", LATER.gettext("%(element)s is not in %(fabric)s") % {"element": repr(element), "fabric": repr(spec.name)}, _FAILABLE))
     if problems:
-        raise FailureError("cannot fail these elements", problems)
+        raise FailureError(LATER.gettext("cannot fail these elements"), problems)
     if failed_switches:
         down_links |= {
             position for position, link in enumerate(spec.links) if link.a in failed_switches or link.b in failed_switches
@@ -177,14 +175,18 @@ def _simulator(spec: FabricSpec, ranks: Sequence[str] | None, compiled: Compiled
     try:
         return Simulator(spec, ranks=ranks, compiled=compiled)
     except TwinCoreError as error:
-        raise FailureError(f"the workload cannot run on {spec.name!r}: {error}") from error
+        raise FailureError(_cannot_run(spec.name, error)) from error
 
 
 def _run(simulator: Simulator, workload: Workload) -> dict[str, Any]:
     try:
         return simulator.run(workload.collective, workload.size_bytes, workload.algorithm, top_links=5)
     except TwinCoreError as error:
-        raise FailureError(f"the workload cannot run on {simulator.compiled.spec.name!r}: {error}") from error
+        raise FailureError(_cannot_run(simulator.compiled.spec.name, error)) from error
+
+
+def _cannot_run(fabric: str, error: TwinCoreError) -> Phrase:
+    return LATER.gettext("the workload cannot run on %(fabric)s: %(error)s") % {"fabric": repr(fabric), "error": error.words}
 
 
 def evaluate_failure(

@@ -31,6 +31,7 @@ from twin.simcore.compile import ECMP_MODES, CompiledFabric, compile_fabric, flo
 from twin.simcore.congestion import max_min_rates
 from twin.simcore.errors import TwinCoreError
 from twin.simcore.model import FabricSpec
+from twin.simcore.translation import LATER, Joined
 from twin.simcore.simulate import Simulator
 from twin.simcore.transport import PROTOCOLS, Transport, transport_for
 
@@ -63,11 +64,11 @@ class ReplayOptions:
 
     def __post_init__(self) -> None:
         if self.ordering not in ORDERINGS:
-            raise TwinCoreError(f"ordering {self.ordering!r}; expected one of {', '.join(ORDERINGS)}")
+            raise TwinCoreError(LATER.gettext("ordering %(ordering)s; expected one of %(names)s") % {"ordering": repr(self.ordering), "names": Joined(list(ORDERINGS))})
         if self.ecmp not in ECMP_MODES:
-            raise TwinCoreError(f"ECMP mode {self.ecmp!r}; expected one of {', '.join(ECMP_MODES)}")
+            raise TwinCoreError(LATER.gettext("ECMP mode %(mode)s; expected one of %(names)s") % {"mode": repr(self.ecmp), "names": Joined(list(ECMP_MODES))})
         if not (isinstance(self.channels, int) and self.channels >= 1):
-            raise TwinCoreError(f"channels {self.channels!r}; expected a positive integer")
+            raise TwinCoreError(LATER.gettext("channels %(channels)s; expected a positive integer") % {"channels": repr(self.channels)})
 
     def to_plain(self) -> dict[str, Any]:
         return {

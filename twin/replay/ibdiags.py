@@ -40,6 +40,7 @@ from typing import Any
 
 from twin.ingest.errors import IngestError, ProblemCollector
 from twin.replay.telemetry import TelemetryIndex
+from twin.simcore.translation import LATER
 
 __all__ = ["PortReading", "detect_ibqueryerrors", "detect_perfquery", "parse_ibqueryerrors", "parse_perfquery", "parse_reading", "reading_samples"]
 
@@ -85,7 +86,10 @@ def parse_reading(text: str, *, source_name: str) -> tuple[str, list[PortReading
         return "perfquery", parse_perfquery(text, source_name=source_name)
     if detect_ibqueryerrors(text):
         return "ibqueryerrors", parse_ibqueryerrors(text, source_name=source_name)
-    raise IngestError("cannot tell what kind of counter reading this is", source=source_name, line=1, expected="perfquery -x output (# Port extended counters: Lid ...) or ibqueryerrors output (Errors for ...)")
+    raise IngestError(
+        LATER.gettext("cannot tell what kind of counter reading this is"), source=source_name, line=1,
+        expected=LATER.gettext("perfquery -x output (# Port extended counters: Lid ...) or ibqueryerrors output (Errors for ...)"),
+    )  # fmt: skip
 
 
 def parse_perfquery(text: str, *, source_name: str) -> list[PortReading]:
@@ -106,15 +110,24 @@ def parse_perfquery(text: str, *, source_name: str) -> list[PortReading]:
             close()
             current = None
             if header["lid"] is None:
-                problems.add(f"port named by {header['other']!r}", line=number, expected="a port named by its LID (perfquery -x <lid> <port>), as the fabric's snapshot knows LIDs")
+                problems.add(
+                    LATER.gettext("port named by %(name)s") % {"name": repr(header["other"])}, line=number,
+                    expected=LATER.gettext("a port named by its LID (perfquery -x <lid> <port>), as the fabric's snapshot knows LIDs"),
+                )  # fmt: skip
             elif int(header["port"]) == _ALL_PORTS:
-                problems.add("port 255 is every port of the node added up", line=number, expected="one block per port (perfquery -x <lid> <port>, or -l to loop over the ports)")
+                problems.add(
+                    LATER.gettext("port 255 is every port of the node added up"), line=number,
+                    expected=LATER.gettext("one block per port (perfquery -x <lid> <port>, or -l to loop over the ports)"),
+                )  # fmt: skip
             else:
                 current = {"port": header["port"], "line": number, "lid": int(header["lid"]), "counters": {}, "errors": {}}
             continue
         found = _PERFQUERY_FIELD.match(line.strip())
         if not found:
-            problems.add(f"unexpected line {line.strip()[:80]!r}", line=number, expected='a counter line such as "PortXmitData:....................1234" or a "# Port extended counters: Lid N port P" header')
+            problems.add(
+                LATER.gettext("unexpected line %(line)s") % {"line": repr(line.strip()[:80])}, line=number,
+                expected=LATER.gettext('a counter line such as "PortXmitData:....................1234" or a "# Port extended counters: Lid N port P" header'),
+            )  # fmt: skip
             continue
         if current is None:
             continue  # a block refused above (its header says why), or counters before any header
@@ -129,7 +142,10 @@ def parse_perfquery(text: str, *, source_name: str) -> list[PortReading]:
     close()
     problems.raise_if_any()
     if not readings:
-        raise IngestError("no port counters in the reading", source=source_name, line=1, expected="perfquery -x output: a '# Port extended counters: Lid N port P' block per port")
+        raise IngestError(
+            LATER.gettext("no port counters in the reading"), source=source_name, line=1,
+            expected=LATER.gettext("perfquery -x output: a '# Port extended counters: Lid N port P' block per port"),
+        )  # fmt: skip
     return readings
 
 
@@ -147,14 +163,17 @@ def parse_ibqueryerrors(text: str, *, source_name: str) -> list[PortReading]:
             continue
         port = _ERRORS_PORT.match(line)
         if not port:
-            problems.add(f"unexpected line {line.strip()[:80]!r}", line=number, expected='an "Errors for ..." header, a "   GUID 0x... port N: [Counter == value]" line or a "## Summary" line')
+            problems.add(
+                LATER.gettext("unexpected line %(line)s") % {"line": repr(line.strip()[:80])}, line=number,
+                expected=LATER.gettext('an "Errors for ..." header, a "   GUID 0x... port N: [Counter == value]" line or a "## Summary" line'),
+            )  # fmt: skip
             continue
         if node is None:
-            problems.add("port line before any node", line=number, expected='an "Errors for ..." header first')
+            problems.add(LATER.gettext("port line before any node"), line=number, expected=LATER.gettext('an "Errors for ..." header first'))
             continue
         counters = {match["name"]: int(match["value"]) for match in _ERRORS_COUNTER.finditer(port["counters"])}
         if not counters:
-            problems.add("no counter on the port line", line=number, expected="[CounterName == value] items")
+            problems.add(LATER.gettext("no counter on the port line"), line=number, expected=LATER.gettext("[CounterName == value] items"))
             continue
         if port["port"] == "ALL":
             continue  # the switch's ports added up: its own port lines carry them one by one

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from twin.simcore.errors import TwinCoreError
+from twin.simcore.translation import LATER, Joined
 
 __all__ = [
     "ALGORITHMS",
@@ -155,15 +156,14 @@ def phases_for(
     for a caller that routes it as flow classes.
     """
     if collective not in COLLECTIVES:
-        raise TwinCoreError(f"unknown collective {collective!r}; expected one of {', '.join(COLLECTIVES)}")
+        raise TwinCoreError(LATER.gettext("unknown collective %(collective)s; expected one of %(names)s") % {"collective": repr(collective), "names": Joined(list(COLLECTIVES))})
     if ranks < 2:
-        raise TwinCoreError(f"a collective needs at least 2 ranks, got {ranks}")
+        raise TwinCoreError(LATER.gettext("a collective needs at least 2 ranks, got %(ranks)s") % {"ranks": str(ranks)})
     builder = _BUILDERS.get((collective, algorithm))
     if builder is None:
         known = sorted(alg for coll, alg in _BUILDERS if coll == collective)
-        raise TwinCoreError(
-            f"no algorithm {algorithm!r} for {collective}; expected one of {', '.join(known)} or auto"
-        )
+        unknown = LATER.gettext("no algorithm %(algorithm)s for %(collective)s; expected one of %(names)s or auto")
+        raise TwinCoreError(unknown % {"algorithm": repr(algorithm), "collective": collective, "names": Joined(known)})
     phases = builder(float(size_bytes), ranks, groups)
     if not any(phase.unbuilt_pairs for phase in phases) or (pairs_up_to is not None and ranks * (ranks - 1) > pairs_up_to):
         return phases
@@ -301,7 +301,7 @@ def _recursive_doubling_allreduce(n: float, p: int, groups: np.ndarray | None) -
 
 def _require_power_of_two(p: int, algorithm: str) -> None:
     if p & (p - 1):
-        raise TwinCoreError(f"{algorithm} needs a power-of-two rank count for this collective, got {p}")
+        raise TwinCoreError(LATER.gettext("%(algorithm)s needs a power-of-two rank count for this collective, got %(ranks)s") % {"algorithm": algorithm, "ranks": str(p)})
 
 
 def _doubling_allgather(n: float, p: int, groups: np.ndarray | None) -> list[Phase]:
@@ -333,7 +333,7 @@ def _group_rings(p: int, groups: np.ndarray | None) -> tuple[int, int, tuple, tu
     ranks' equal groups (super-nodes or hosts): rank i of a group talks across to rank i of the
     next group, each on its own rail."""
     if groups is None:
-        raise TwinCoreError("hierarchical needs groups of ranks (super-nodes or hosts)")
+        raise TwinCoreError(LATER.gettext("hierarchical needs groups of ranks (super-nodes or hosts)"))
     labels, local = np.unique(groups, return_inverse=True)
     sizes = np.bincount(local)
     if len(labels) < 2 or (sizes != sizes[0]).any() or sizes[0] < 2:

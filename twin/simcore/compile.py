@@ -62,7 +62,7 @@ from scipy.sparse import csgraph
 
 from twin.simcore.errors import FabricError, TwinCoreError
 from twin.simcore.model import FabricSpec
-from twin.simcore.translation import LATER
+from twin.simcore.translation import LATER, Joined
 from twin.simcore.transport import Transport
 
 __all__ = [
@@ -165,6 +165,10 @@ class Routes:
 def compile_fabric(spec: FabricSpec, transport: Transport | None = None) -> CompiledFabric:
     """Validate and compile ``spec``; cached on the fabric's content and the transport."""
     return _compile_cached(spec, transport or Transport())
+
+
+def _unknown_ecmp_mode(mode: Any) -> Any:
+    return LATER.gettext("ECMP mode %(mode)s; expected one of %(names)s") % {"mode": repr(mode), "names": Joined(list(ECMP_MODES))}
 
 
 @functools.lru_cache(maxsize=8)
@@ -465,7 +469,7 @@ def route(
     when a flow has no path, naming the pair.
     """
     if mode not in ECMP_MODES:
-        raise TwinCoreError(f"ECMP mode {mode!r}; expected one of {', '.join(ECMP_MODES)}")
+        raise TwinCoreError(_unknown_ecmp_mode(mode))
     sources = np.asarray(sources, dtype=np.intp)
     targets = np.asarray(targets, dtype=np.intp)
     flow_count = len(sources)
@@ -528,7 +532,7 @@ def route(
         recorded_mass.append(chosen_mass)
         flows, at, mass = _merge(chosen_flows, compiled.arc_head[arcs], chosen_mass, node_count)
     else:
-        raise TwinCoreError("routing did not converge: a loop in the shortest-path graph")
+        raise TwinCoreError(LATER.gettext("routing did not converge: a loop in the shortest-path graph"))
 
     flow_index = np.concatenate(recorded_flows) if recorded_flows else np.empty(0, np.intp)
     arc_index = np.concatenate(recorded_arcs) if recorded_arcs else np.empty(0, np.intp)
@@ -602,13 +606,13 @@ def route_all_pairs(compiled: CompiledFabric, ranks: np.ndarray, *, mode: str, m
     has no path, and before a hop that would hold more than ``max_entries`` entries.
     """
     if mode not in ECMP_MODES:
-        raise TwinCoreError(f"ECMP mode {mode!r}; expected one of {', '.join(ECMP_MODES)}")
+        raise TwinCoreError(_unknown_ecmp_mode(mode))
     direct, to_original = _through_private_nics(compiled)
     if to_original is not None:
         routes = route_all_pairs(direct, ranks, mode=mode, max_entries=max_entries)
         return dataclasses.replace(routes, incidence=sparse.csr_array(routes.incidence @ to_original))
     if (compiled.is_card[compiled.arc_tail] & compiled.is_card[compiled.arc_head]).any():
-        raise TwinCoreError("all-pairs flow classes need cards cabled to switches or NICs only, not to other cards")
+        raise TwinCoreError(LATER.gettext("all-pairs flow classes need cards cabled to switches or NICs only, not to other cards"))
     ranks = np.asarray(ranks, dtype=np.intp)
     plan = _all_pairs_plan(compiled, ranks)
     entries = all_pairs_entries(compiled, ranks, mode)
@@ -998,7 +1002,7 @@ def _walk_destinations(
             compiled,
         )
     else:
-        raise TwinCoreError("routing did not converge: a loop in the shortest-path graph")
+        raise TwinCoreError(LATER.gettext("routing did not converge: a loop in the shortest-path graph"))
 
 
 def _choices(

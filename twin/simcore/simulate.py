@@ -30,6 +30,7 @@ from twin.simcore.compile import CompiledFabric, Routes, all_pairs_walk_size, ar
 from twin.simcore.congestion import max_min_rates
 from twin.simcore.errors import TwinCoreError
 from twin.simcore.model import FabricSpec
+from twin.simcore.translation import LATER, Joined
 from twin.simcore.transport import PROTOCOLS, FlowCosts, Transport, protocols_to_try, transport_for
 from twin.simcore.units import three_digits
 
@@ -164,7 +165,7 @@ class Simulator:
             )
             self.compiled = compile_fabric(spec, self.transport)
         if channels < 1:
-            raise TwinCoreError(f"channels {channels}; expected at least 1")
+            raise TwinCoreError(LATER.gettext("channels %(channels)s; expected at least 1") % {"channels": str(channels)})
         self.ecmp, self.seed, self.channels = ecmp, seed, channels
         self.max_pattern_flows = min(max_pattern_flows, MAX_PATTERN_FLOWS)
         self.channel_limit = None if channel_gbps is None else channel_gbps * 1e9 / 8
@@ -175,7 +176,8 @@ class Simulator:
             position = {card_id: number for number, card_id in enumerate(self.compiled.card_ids)}
             unknown = [card_id for card_id in ranks if card_id not in position]
             if unknown:
-                raise TwinCoreError(f"ranks name unknown cards {unknown[:5]}; expected card ids of {spec.name!r}")
+                unknown_cards = LATER.gettext("ranks name unknown cards %(cards)s; expected card ids of %(fabric)s")
+                raise TwinCoreError(unknown_cards % {"cards": Joined([repr(card) for card in unknown[:5]]), "fabric": repr(spec.name)})
             self.ranks = np.array([position[card_id] for card_id in ranks], dtype=np.intp)
         self._patterns: dict[str, _Pattern] = {}
 
@@ -279,9 +281,9 @@ class Simulator:
         order), ``phases``, ``settings`` and, for ``auto``, ``choice``.
         """
         if size_bytes <= 0:
-            raise TwinCoreError(f"size {size_bytes} bytes; expected a positive number")
+            raise TwinCoreError(LATER.gettext("size %(size)s bytes; expected a positive number") % {"size": str(size_bytes)})
         if protocol != "auto" and protocol not in PROTOCOLS:
-            raise TwinCoreError(f"unknown protocol {protocol!r}; expected one of {', '.join(PROTOCOLS)} or auto")
+            raise TwinCoreError(LATER.gettext("unknown protocol %(protocol)s; expected one of %(names)s or auto") % {"protocol": repr(protocol), "names": Joined(list(PROTOCOLS))})
         if algorithm == "auto":
             return self._auto(collective, size_bytes, protocol, top_links)
         return self.evaluate(collective, size_bytes, algorithm, protocol).result(self, top_links)
@@ -341,14 +343,12 @@ class Simulator:
         )  # fmt: skip
         limit = self.transport.direct_max_ranks
         if any(phase.memory_semantic for phase in phases) and len(self.ranks) > limit:
-            raise TwinCoreError(
-                f"{algorithm} writes to every peer: at most {limit} ranks (transport direct_max_ranks), "
-                f"got {len(self.ranks):,}"
-            )
+            too_many = LATER.gettext("%(algorithm)s writes to every peer: at most %(limit)s ranks (transport direct_max_ranks), got %(ranks)s")
+            raise TwinCoreError(too_many % {"algorithm": algorithm, "limit": str(limit), "ranks": len(self.ranks)})
         patterns = [self._pattern(phase) for phase in phases]
         for phase, pattern in zip(phases, patterns):
             if phase.memory_semantic and pattern.routes.scale_out.any():
-                raise TwinCoreError(f"{algorithm} writes directly to peers: only inside a scale-up domain")
+                raise TwinCoreError(LATER.gettext("%(algorithm)s writes directly to peers: only inside a scale-up domain") % {"algorithm": algorithm})
         evaluations = [
             Evaluation(collective, algorithm, name, size_bytes, len(self.ranks), phases, patterns, self.transport)
             for name in protocols_to_try(protocol, in_switch=any(phase.in_switch for phase in phases))
