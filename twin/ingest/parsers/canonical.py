@@ -70,7 +70,7 @@ class CanonicalParser(Parser):
                 message,
                 line=lines.line_of(path),
                 path=format_path(path) or None,
-                expected=schema_error.schema.get("description"),
+                expected=LATER.gettext(schema_error.schema["description"]) if "description" in schema_error.schema else None,
             )
         problems.raise_if_any()
         spec = fabric_from_dict(document)
@@ -202,12 +202,49 @@ def _describe(error: jsonschema.ValidationError) -> tuple[tuple[PathPart, ...], 
     unknown field rather than the field.
     """
     path = tuple(error.absolute_path)
-    if error.validator in ("const", "enum"):
-        return path, LATER.gettext("unexpected value %(value)s") % {"value": json.dumps(error.instance, default=str)}
+    if error.validator in _WRONG_VALUE:
+        value = json.dumps(error.instance, default=str)
+        return path, LATER.gettext("unexpected value %(value)s") % {"value": value if len(value) <= 60 else value[:59] + "…"}
     if error.validator == "additionalProperties":
         unknown = next(key for key in error.instance if key not in error.schema["properties"])
         return (*path, unknown), LATER.gettext("unknown field %(field)s") % {"field": repr(unknown)}
-    return path, error.message
+    missing = _REQUIRED.match(error.message) if error.validator == "required" else None
+    if missing:
+        return path, LATER.gettext("missing field %(field)s") % {"field": missing[1]}
+    # A check the schema may gain later: jsonschema's own (English) sentence, quoted.
+    return path, LATER.gettext("does not fit the schema (%(detail)s)") % {"detail": error.message}
+
+
+_WRONG_VALUE = {"const", "enum", "type", "minLength", "minimum", "exclusiveMinimum", "format"}
+"""Checks whose failure the value itself shows; ``expected`` (the description) says what would do."""
+_REQUIRED = re.compile(r"('[^']*') is a required property$")  # jsonschema names the missing field only in its text
+SCHEMA_DESCRIPTIONS = (
+    gettext_noop("an object with format, version, name, nodes and links (attrs optional)"),
+    gettext_noop('"twin-fabric"'),
+    gettext_noop("1, the only version this build reads"),
+    gettext_noop("the fabric's name, a non-empty string"),
+    gettext_noop("a list of node objects"),
+    gettext_noop("a list of link objects"),
+    gettext_noop("a node object with id, kind and name (tier, radix, host, attrs optional)"),
+    gettext_noop("the node's stable identity: GUID, bus id or normalised name"),
+    gettext_noop('one of "card", "nic", "switch", "host", "aggregation"'),
+    gettext_noop("a display name (a string)"),
+    gettext_noop('one of "leaf", "spine", "core" for a switch, nothing otherwise'),
+    gettext_noop("the number of ports, an integer of at least 1"),
+    gettext_noop("the id or name of the host the node sits in"),
+    gettext_noop("a link object with a, a_port, b, b_port, bandwidth_gbps and latency_ns (state, domain, attrs optional)"),
+    gettext_noop('the id of a node declared in "nodes"'),
+    gettext_noop('the port on node a, as text ("7", not 7)'),
+    gettext_noop('the port on node b, as text ("7", not 7)'),
+    gettext_noop("the bandwidth per direction in Gb/s, a number above 0"),
+    gettext_noop("the cable latency in ns, a number of at least 0"),
+    gettext_noop('one of "up", "down", "degraded"'),
+    gettext_noop('one of "scale-up", "scale-out"'),
+    gettext_noop("an object of free-form JSON values"),
+    gettext_noop("a JSON value: string, finite number, boolean, null, list or object"),
+)
+"""The schema's descriptions (what a value should be), listed for makemessages: the JSON file is
+not scanned. tests/test_i18n_errors.py checks that the list and the schema agree."""
 
 
 class _LineFinder:
