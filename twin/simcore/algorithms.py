@@ -39,6 +39,7 @@ __all__ = [
     "ALGORITHMS",
     "ALL_PAIRS",
     "ALL_PAIRS_PATTERN",
+    "check_collective",
     "algorithms_for",
     "BUS_FACTORS",
     "COLLECTIVES",
@@ -155,8 +156,7 @@ def phases_for(
     flows is left unbuilt (``Phase.unbuilt_pairs``; at 16,384 ranks its pairs alone take 4 GiB)
     for a caller that routes it as flow classes.
     """
-    if collective not in COLLECTIVES:
-        raise TwinCoreError(LATER.gettext("unknown collective %(collective)s; expected one of %(names)s") % {"collective": repr(collective), "names": Joined(list(COLLECTIVES))})
+    check_collective(collective)
     if ranks < 2:
         raise TwinCoreError(LATER.gettext("a collective needs at least 2 ranks, got %(ranks)s") % {"ranks": str(ranks)})
     builder = _BUILDERS.get((collective, algorithm))
@@ -297,6 +297,12 @@ def _recursive_doubling_allreduce(n: float, p: int, groups: np.ndarray | None) -
         ]
 
     return _folded(n, p, body)
+
+
+def check_collective(collective: str) -> None:
+    """``TwinCoreError`` unless ``collective`` is one the twin models."""
+    if collective not in COLLECTIVES:
+        raise TwinCoreError(LATER.gettext("unknown collective %(collective)s; expected one of %(names)s") % {"collective": repr(collective), "names": Joined(list(COLLECTIVES))})
 
 
 def _require_power_of_two(p: int, algorithm: str) -> None:

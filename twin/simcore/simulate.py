@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
-from twin.simcore.algorithms import ALL_PAIRS, BUS_FACTORS, Phase, algorithms_for, phases_for, posting_time, step_time
+from twin.simcore.algorithms import ALL_PAIRS, BUS_FACTORS, Phase, algorithms_for, check_collective, phases_for, posting_time, step_time
 from twin.simcore.compile import CompiledFabric, Routes, all_pairs_walk_size, arc_record, compile_fabric, flow_keys, route, route_all_pairs
 from twin.simcore.congestion import max_min_rates
 from twin.simcore.errors import TwinCoreError
@@ -285,12 +285,13 @@ class Simulator:
         if protocol != "auto" and protocol not in PROTOCOLS:
             raise TwinCoreError(LATER.gettext("unknown protocol %(protocol)s; expected one of %(names)s or auto") % {"protocol": repr(protocol), "names": Joined(list(PROTOCOLS))})
         if algorithm == "auto":
+            check_collective(collective)
             return self._auto(collective, size_bytes, protocol, top_links)
         return self.evaluate(collective, size_bytes, algorithm, protocol).result(self, top_links)
 
     def _auto(self, collective: str, size_bytes: float, protocol: str, top_links: int) -> dict[str, Any]:
         evaluated: dict[str, Evaluation] = {}
-        skipped: dict[str, str] = {}
+        skipped_words: dict[str, Any] = {}  # why each algorithm cannot run here
         candidates = self.candidates(collective)
         outside_tuner = [algorithm for algorithm in algorithms_for(collective) if algorithm not in candidates]
         # The tuner's algorithms first; the others only when none of those can run here (an
@@ -302,16 +303,16 @@ class Simulator:
                 try:
                     evaluated[algorithm] = self.evaluate(collective, size_bytes, algorithm, protocol)
                 except TwinCoreError as error:
-                    skipped[algorithm] = str(error)
-        unable = sorted(skipped)
-        not_weighed = [algorithm for algorithm in outside_tuner if algorithm not in evaluated and algorithm not in skipped]
+                    skipped_words[algorithm] = error.words
+        unable = sorted(skipped_words)
+        not_weighed = [algorithm for algorithm in outside_tuner if algorithm not in evaluated and algorithm not in skipped_words]
         tuner = self.transport.tuner
-        skipped.update(
-            (algorithm, f"not among the {tuner} tuner's algorithms (transport tuner); run it by name, or with tuner any")
-            for algorithm in not_weighed
-        )
+        outside = LATER.gettext("not among the %(tuner)s tuner's algorithms (transport tuner); run it by name, or with tuner any") % {"tuner": tuner}
+        skipped_words.update((algorithm, outside) for algorithm in not_weighed)
         if not evaluated:
-            raise TwinCoreError(f"no algorithm can run {collective} here: {skipped}")
+            reasons = [LATER.gettext("%(where)s: %(problem)s") % {"where": name, "problem": words} for name, words in skipped_words.items()]
+            raise TwinCoreError(LATER.gettext("no algorithm can run %(collective)s here: %(reasons)s") % {"collective": collective, "reasons": Joined(reasons, "; ")})
+        skipped = {name: str(words) for name, words in skipped_words.items()}  # the result keeps English
         ranking = sorted(evaluated, key=lambda name: evaluated[name].time)
         best = evaluated[ranking[0]]
         result = best.result(self, top_links)
