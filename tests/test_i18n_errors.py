@@ -256,3 +256,22 @@ def test_a_fabric_json_that_breaks_the_schema_is_explained_in_chinese(operator_c
     assert any("(links[0])：缺少字段 'latency_ns'；应为一个包含 a、a_port、b、b_port" in detail for detail in details), details
     for detail in details:
         assert_chinese(detail, "state", "domain", "attrs")  # field names
+
+
+@pytest.mark.django_db
+def test_a_poll_that_fails_in_the_worker_reads_in_each_readers_language_on_the_fabric_page(operator_client, small_snapshot, monkeypatch):
+    from twin.common.embedded import free_port
+    from twin.simulations import telemetry
+    from twin.simulations.models import TelemetrySource
+
+    url = f"http://127.0.0.1:{free_port()}"
+    TelemetrySource.objects.create(fabric=small_snapshot.fabric, url=url, preset="node_exporter_infiniband", interval_s=1)
+    monkeypatch.setattr(telemetry, "POLL_SLICE_S", 0)  # one poll, as the worker's task makes
+    telemetry.telemetry_poller(fabric_id=small_snapshot.fabric_id, generation=0)
+
+    source = TelemetrySource.objects.get()
+    assert source.last_error.startswith(f"Could not reach Prometheus at {url}: ")  # logs, the admin
+    page = f"/fabrics/{small_snapshot.fabric_id}/"
+    chinese = operator_client.get(page, HTTP_ACCEPT_LANGUAGE="zh-Hans").context["telemetry_source"]["error"]
+    assert chinese.startswith(f"无法连接 {url} 上的 Prometheus：") and chinese.endswith("。"), chinese  # the system's reason between, as it says it
+    assert operator_client.get(page, HTTP_ACCEPT_LANGUAGE="en").context["telemetry_source"]["error"] == source.last_error

@@ -1,4 +1,6 @@
 """Errors the services raise for the edges (views, API, commands) to report to the user."""
+from typing import Any
+
 from django.utils import translation
 
 from twin.simcore.errors import TwinCoreError
@@ -13,13 +15,16 @@ def core_error_text(error: TwinCoreError) -> str:
 
 
 class ApplicationError(Exception):
-    """A request that cannot be done as asked; `extra` carries details for the API."""
+    """A request that cannot be done as asked; `extra` carries details for the API. The message is
+    text, or words (twin.simcore.translation) when it is also kept to be shown later in another
+    language (`words`); `message` is it in the active language."""
 
     status_code = 400
 
-    def __init__(self, message: str, *, extra: dict | None = None):
-        super().__init__(message)
-        self.message = message
+    def __init__(self, message: Any, *, extra: dict | None = None):
+        self.message = str(rendered(message, translation))
+        super().__init__(self.message)
+        self.words = message
         self.extra = extra or {}
 
 

@@ -128,8 +128,11 @@ def telemetry_source_context(fabric: Fabric, form: TelemetrySourceForm | None) -
     shown = None
     if source is not None:
         effective = {**PRESETS.get(source.preset, {}), **source.mapping}
+        error = source.last_error
+        if error and "error" in source.last_report:  # in the reader's language (stored before its words were: as it is)
+            error = str(rendered(words_from_plain(source.last_report["error"]), translation))
         shown = {"source": source, "preset": PRESET_LABELS.get(source.preset, source.preset), "mapping": json.dumps(effective, indent=2),
-                 "check": source.last_report.get("check"), "poll": source.last_report.get("poll")}  # fmt: skip
+                 "check": source.last_report.get("check"), "poll": source.last_report.get("poll"), "error": error}  # fmt: skip
     return {"telemetry_source": shown, "telemetry_source_form": form, "telemetry_reading_form": TelemetryReadingForm()}
 
 

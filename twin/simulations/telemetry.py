@@ -49,6 +49,7 @@ from twin.replay import TelemetryError, telemetry_frame
 from twin.replay.ibdiags import parse_reading, reading_samples
 from twin.replay.prometheus import PRESETS, PrometheusMapping, error_counters, error_totals, prometheus_mapping, rates_frame, series_ports
 from twin.replay.telemetry import TelemetryIndex, check_batch
+from twin.simcore.translation import LATER, plain_words, rendered
 
 from .models import TelemetrySource, TelemetryState
 from .replays import send_fabric_telemetry
@@ -375,18 +376,18 @@ def prometheus_get(url: str, path: str, params: dict | None = None, *, timeout: 
         with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 - an operator's http(s) URL, checked by the form
             body = response.read()
     except urllib.error.HTTPError as error:
-        raise ApplicationError(
-            _("Prometheus at %(url)s refused %(path)s (HTTP %(status)s): %(reason)s") % {"url": url, "path": path, "status": error.code, "reason": _prometheus_error(error.read()) or error.reason}
-        ) from error
+        refused = LATER.gettext("Prometheus at %(url)s refused %(path)s (HTTP %(status)s): %(reason)s")
+        raise ApplicationError(refused % {"url": url, "path": path, "status": str(error.code), "reason": _prometheus_error(error.read()) or str(error.reason)}) from error
     except (urllib.error.URLError, OSError, ValueError) as error:
-        reason = getattr(error, "reason", error)
-        raise ApplicationError(_("Could not reach Prometheus at %(url)s: %(reason)s.") % {"url": url, "reason": reason}) from error
+        # The reason is the system's or the server's own, in English.
+        reason = str(getattr(error, "reason", error))
+        raise ApplicationError(LATER.gettext("Could not reach Prometheus at %(url)s: %(reason)s.") % {"url": url, "reason": reason}) from error
     try:
         answer = json.loads(body)
     except ValueError:
         answer = None
     if not isinstance(answer, dict) or answer.get("status") != "success" or "data" not in answer:
-        raise ApplicationError(_("%(url)s answered %(path)s with something that is not a Prometheus API answer.") % {"url": url, "path": path})
+        raise ApplicationError(LATER.gettext("%(url)s answered %(path)s with something that is not a Prometheus API answer.") % {"url": url, "path": path})
     return answer["data"]
 
 
@@ -401,7 +402,7 @@ def _mapping_of(preset: str, mapping) -> PrometheusMapping:
     try:
         return prometheus_mapping(mapping, preset=preset)
     except TelemetryError as error:
-        raise ApplicationError(core_error_text(error), extra={"problems": list(error.problems)}) from error
+        raise ApplicationError(error.words, extra={"problems": list(error.problems)}) from error
 
 
 def telemetry_source_check(*, fabric: Fabric, url: str, preset: str, mapping, rate_window_s: int) -> dict:
@@ -490,7 +491,7 @@ def telemetry_poll(source: TelemetrySource) -> dict:
         frame = rates_frame(index, checked, answers, window_s=window, ports_of=ports_of, error_counters=counters)
         errors = error_totals(index, counters)
     except TelemetryError as error:
-        raise ApplicationError(core_error_text(error)) from error
+        raise ApplicationError(error.words) from error
     with transaction.atomic():
         current, _created = TelemetryState.objects.select_for_update().get_or_create(fabric_id=source.fabric_id)
         current.seq += 1
@@ -514,11 +515,14 @@ def telemetry_poller(*, fabric_id: int, generation: int) -> float | None:
         try:
             frame = telemetry_poll(source)
         except ApplicationError as error:  # the server may come back: say so on the page, keep polling
-            TelemetrySource.objects.filter(pk=fabric_id, generation=generation).update(last_polled_at=timezone.now(), last_error=error.message)
+            # `last_error` in English for logs and the admin; the words for each reader of the page.
+            TelemetrySource.objects.filter(pk=fabric_id, generation=generation).update(
+                last_polled_at=timezone.now(), last_error=str(rendered(error.words)), last_report={**source.last_report, "error": plain_words(error.words)},
+            )  # fmt: skip
         else:
             report = frame["telemetry"]
             summary = {key: report[key] for key in ("samples", "links_measured", "unknown_ports", "unknown", "ports_with_errors")}
-            TelemetrySource.objects.filter(pk=fabric_id, generation=generation).update(last_polled_at=timezone.now(), last_error="", last_report={**source.last_report, "poll": summary})
+            TelemetrySource.objects.filter(pk=fabric_id, generation=generation).update(last_polled_at=timezone.now(), last_error="", last_report={**{key: value for key, value in source.last_report.items() if key != "error"}, "poll": summary})
         # A fixed clock from the poll's start: a slow poll shortens the wait, never queues polls.
         wait_s = max(0.0, source.interval_s - (time.monotonic() - started))
         if time.monotonic() + wait_s >= slice_ends:
