@@ -15,6 +15,10 @@ from .params import TOO_DEEP, json_value_problem
 __all__ = ("JSONParser", "exception_handler")
 
 
+def _json_parse_error(problem) -> str:
+    return translation.gettext("JSON parse error - %(problem)s.") % {"problem": problem.render(translation)}
+
+
 class JSONParser(parsers.JSONParser):
     """DRF's JSON parser, refusing what would otherwise be a 500 further on: nesting deep
     enough to exhaust Python's recursion limit, and anything `json_value_problem` finds."""
@@ -23,10 +27,10 @@ class JSONParser(parsers.JSONParser):
         try:
             data = super().parse(stream, media_type, parser_context)
         except RecursionError:
-            raise ParseError(f"JSON parse error - {TOO_DEEP}.") from None
+            raise ParseError(_json_parse_error(TOO_DEEP)) from None
         problem = json_value_problem(data)
         if problem:
-            raise ParseError(f"JSON parse error - {problem}.")
+            raise ParseError(_json_parse_error(problem))
         return data
 
 

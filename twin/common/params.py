@@ -1,12 +1,15 @@
 """Reading ids and JSON values out of query strings, form fields and bodies."""
 import re
 
+from twin.simcore.translation import LATER, Phrase
+
 __all__ = ("MAX_JSON_DEPTH", "TOO_DEEP", "DatabaseIdConverter", "id_from_text", "json_value_problem")
 
 # Far deeper than any run's parameters; shallow enough that storing and reading a value back
 # never meets Python's recursion limit.
 MAX_JSON_DEPTH = 32
-TOO_DEEP = f"nested deeper than {MAX_JSON_DEPTH} levels"
+TOO_DEEP = LATER.gettext("nested deeper than %(levels)s levels") % {"levels": str(MAX_JSON_DEPTH)}
+"""Words (twin.simcore.translation), as ``json_value_problem``'s answers: rendered where they are shown."""
 
 # At most 18 digits: every such number fits the databases' 64-bit integer keys (SQLite refuses
 # larger ones with an OverflowError), and `str.isdigit` is not enough: it accepts "²", which
@@ -34,7 +37,7 @@ class DatabaseIdConverter:
         return str(value)
 
 
-def json_value_problem(value) -> str | None:
+def json_value_problem(value) -> Phrase | None:
     """What makes a parsed JSON value unfit to store, or None: nesting deeper than
     MAX_JSON_DEPTH, or a NUL character in a string (PostgreSQL cannot store one in JSON)."""
     if isinstance(value, str):
@@ -57,4 +60,4 @@ def json_value_problem(value) -> str | None:
     return None
 
 
-_NUL = "a string contains a NUL character (\\u0000), which no field accepts"
+_NUL = LATER.gettext("a string contains a NUL character (\\u0000), which no field accepts")

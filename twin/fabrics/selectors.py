@@ -60,8 +60,8 @@ def snapshot_diff(*, expected: Snapshot, found: Snapshot) -> DiffReport:
     """Findings of `found` checked against `expected` (an earlier snapshot or a cabling plan)."""
     if expected.fabric_id != found.fabric_id:
         raise ApplicationError(
-            f"Snapshots {expected.pk} and {found.pk} belong to different fabrics "
-            f"({expected.fabric.name}, {found.fabric.name}); compare snapshots of one fabric."
+            translation.gettext("Snapshots %(expected)s and %(found)s belong to different fabrics (%(expected_fabric)s, %(found_fabric)s); compare snapshots of one fabric.")
+            % {"expected": expected.pk, "found": found.pk, "expected_fabric": expected.fabric.name, "found_fabric": found.fabric.name}
         )
     return snapshot_diff_cached(expected.pk, expected.created_at.isoformat(), found.pk, found.created_at.isoformat())
 

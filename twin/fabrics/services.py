@@ -150,10 +150,10 @@ def source_files_from_uploads(uploads) -> list[SourceFile]:
     """Read Django UploadedFiles, refusing any over the size limit before reading a byte of it.
     Archives stay packed: `snapshot_import` unpacks them in its reading child."""
     limit = settings.TWIN_MAX_UPLOAD_BYTES
-    too_large = [f"{upload.name} ({upload.size:,} bytes)" for upload in uploads if upload.size > limit]
+    too_large = [translation.gettext("%(name)s (%(size)s bytes)") % {"name": upload.name, "size": f"{upload.size:,}"} for upload in uploads if upload.size > limit]
     if too_large:
         raise ApplicationError(
-            f"Larger than the {limit:,}-byte limit (TWIN_MAX_UPLOAD_BYTES): {', '.join(too_large)}.",
+            translation.gettext("Larger than the %(limit)s-byte limit (TWIN_MAX_UPLOAD_BYTES): %(files)s.") % {"limit": f"{limit:,}", "files": translation.gettext(", ").join(too_large)},
             extra={"limit_bytes": limit},
         )
     return [SourceFile(name=upload.name, data=upload.read()) for upload in uploads]

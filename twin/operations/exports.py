@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from twin.ingest.errors import ProblemCollector
 from twin.operations.placement import Placement, PlacementError
 from twin.simcore.diff import natural_key
+from twin.simcore.translation import LATER, Joined
 
 __all__ = [
     "PLACEMENT_CSV_COLUMNS",
@@ -111,9 +112,13 @@ def slurm_hostfile(placement: Placement) -> str:
 def _hosts(placement: Placement) -> tuple[str, ...]:
     missing = [card for card, host in zip(placement.cards, placement.hosts) if not host]
     if missing:
+        no_host = LATER.ngettext(
+            "%(count)s placed card has no host, e.g. %(cards)s; expected every card to record its host for a Slurm host list",
+            "%(count)s placed cards have no host, e.g. %(cards)s; expected every card to record its host for a Slurm host list",
+            len(missing),
+        )
         raise PlacementError(
-            f"{len(missing)} placed card(s) have no host, e.g. {missing[:3]}; "
-            "expected every card to record its host for a Slurm host list"
+            no_host % {"count": len(missing), "cards": Joined([repr(card) for card in missing[:3]])}
         )
     return tuple(host for host in placement.hosts if host)
 

@@ -35,6 +35,7 @@ from twin.replay.encoding import Frame, decode_congestion, decode_utilization, e
 from twin.replay.engine import Replay, replay_trace
 from twin.replay.layout import FabricLayout
 from twin.simcore.errors import TwinCoreError
+from twin.simcore.translation import LATER
 
 __all__ = [
     "DEFAULT_MAX_FRAMES",
@@ -189,7 +190,7 @@ def sample_timeline(replay: Replay, *, interval_s: float | None = None, max_fram
     last window ends with the replay.
     """
     if max_frames < 1:
-        raise TwinCoreError(f"max_frames {max_frames}; expected at least 1")
+        raise TwinCoreError(LATER.gettext("max_frames %(count)s; expected at least 1") % {"count": str(max_frames)})
     edges = _window_edges(replay.duration_s, interval_s, max_frames)
     count = len(edges) - 1
     layout = replay.layout
@@ -231,7 +232,7 @@ def frames(
 
 def _window_edges(duration_s: float, interval_s: float | None, max_frames: int) -> np.ndarray:
     if interval_s is not None and not (math.isfinite(interval_s) and interval_s > 0):
-        raise TwinCoreError(f"interval {interval_s!r} s; expected a positive number of seconds")
+        raise TwinCoreError(LATER.gettext("interval %(interval)s s; expected a positive number of seconds") % {"interval": repr(interval_s)})
     if duration_s <= 0:
         return np.zeros(2)
     if interval_s is None:
@@ -240,10 +241,11 @@ def _window_edges(duration_s: float, interval_s: float | None, max_frames: int) 
     else:
         count = max(1, math.ceil(duration_s / interval_s - 1e-9))
         if count > max_frames:
-            raise TwinCoreError(
-                f"an interval of {interval_s} s cuts the {duration_s:.6g} s replay into {count} frames, "
-                f"more than max_frames={max_frames}; expected a longer interval or a larger max_frames"
+            too_many = LATER.gettext(
+                "an interval of %(interval)s s cuts the %(duration)s s replay into %(count)s frames, more than max_frames=%(limit)s; "
+                "expected a longer interval or a larger max_frames"
             )
+            raise TwinCoreError(too_many % {"interval": str(interval_s), "duration": f"{duration_s:.6g}", "count": str(count), "limit": str(max_frames)})
     edges = np.minimum(np.arange(count + 1) * interval_s, duration_s)
     edges[-1] = duration_s
     return edges

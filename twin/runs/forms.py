@@ -2,6 +2,7 @@
 import json
 
 from django import forms
+from django.utils import translation
 from django.utils.translation import gettext_lazy as _
 
 from twin.common.errors import core_error_text
@@ -150,12 +151,12 @@ class WhatIfForm(forms.Form):
         except json.JSONDecodeError as error:
             raise forms.ValidationError(_("Not JSON: %(error)s") % {"error": error}) from None
         except RecursionError:
-            raise forms.ValidationError(_("Not JSON: %(error)s") % {"error": TOO_DEEP}) from None
+            raise forms.ValidationError(_("Not JSON: %(error)s") % {"error": TOO_DEEP.render(translation)}) from None
         if not isinstance(value, dict):
             raise forms.ValidationError(_('Expected a JSON object like {"name": value}.'))
         problem = json_value_problem(value)
         if problem:
-            raise forms.ValidationError(_("Not JSON: %(error)s") % {"error": problem})
+            raise forms.ValidationError(_("Not JSON: %(error)s") % {"error": problem.render(translation)})
         return value
 
     def clean_overrides(self) -> dict:

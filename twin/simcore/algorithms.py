@@ -343,10 +343,8 @@ def _group_rings(p: int, groups: np.ndarray | None) -> tuple[int, int, tuple, tu
     labels, local = np.unique(groups, return_inverse=True)
     sizes = np.bincount(local)
     if len(labels) < 2 or (sizes != sizes[0]).any() or sizes[0] < 2:
-        raise TwinCoreError(
-            "hierarchical needs at least 2 groups (super-nodes or hosts) of equal size, "
-            f"at least 2 ranks each; got sizes {sorted(set(sizes.tolist()))} in {len(labels)} groups"
-        )
+        unequal = LATER.gettext("hierarchical needs at least 2 groups (super-nodes or hosts) of equal size, at least 2 ranks each; got sizes %(sizes)s in %(count)s groups")
+        raise TwinCoreError(unequal % {"sizes": str(sorted(set(sizes.tolist()))), "count": str(len(labels))})
     inner, outer = int(sizes[0]), len(labels)
     members = np.argsort(local, kind="stable").reshape(outer, inner)  # members[group, local index]
     inner_next = np.roll(members, -1, axis=1)

@@ -167,6 +167,17 @@ def compile_fabric(spec: FabricSpec, transport: Transport | None = None) -> Comp
     return _compile_cached(spec, transport or Transport())
 
 
+def _no_path(source: str, target: str) -> Any:
+    return LATER.gettext("no path from %(source)s to %(target)s (links down or missing?)") % {"source": repr(source), "target": repr(target)}
+
+
+def _too_many_walk_entries(what: Any, entries: int, limit: int) -> Any:
+    too_many = LATER.gettext(
+        "all-pairs flow classes: %(what)s, more than %(limit)s (cards alike share an entry: here few are); use fewer ranks, d-mod-k routing or another algorithm"
+    )
+    return too_many % {"what": what % {"entries": entries}, "limit": limit}
+
+
 def _unknown_ecmp_mode(mode: Any) -> Any:
     return LATER.gettext("ECMP mode %(mode)s; expected one of %(names)s") % {"mode": repr(mode), "names": Joined(list(ECMP_MODES))}
 
@@ -499,10 +510,7 @@ def route(
         leaving = exit_cost <= here + 1e-9
         if not np.isfinite(np.where(leaving, exit_cost, here)).all():
             stuck = int(np.flatnonzero(~np.isfinite(np.where(leaving, exit_cost, here)))[0])
-            raise TwinCoreError(
-                f"no path from {compiled.card_ids[sources[flows[stuck]]]!r} to "
-                f"{compiled.card_ids[targets[flows[stuck]]]!r} (links down or missing?)"
-            )
+            raise TwinCoreError(_no_path(compiled.card_ids[sources[flows[stuck]]], compiled.card_ids[targets[flows[stuck]]]))
         counts = (hi - lo)[leaving]
         exits_base = lo[leaving]
         chosen_flows, chosen_slots, chosen_mass = _choose(
@@ -617,10 +625,7 @@ def route_all_pairs(compiled: CompiledFabric, ranks: np.ndarray, *, mode: str, m
     plan = _all_pairs_plan(compiled, ranks)
     entries = all_pairs_entries(compiled, ranks, mode)
     if entries > max_entries:
-        raise TwinCoreError(
-            f"all-pairs flow classes: a walk from {entries:,} walk entries, more than {max_entries:,} "
-            "(cards alike share an entry: here few are); use fewer ranks, d-mod-k routing or another algorithm"
-        )
+        raise TwinCoreError(_too_many_walk_entries(LATER.gettext("a walk from %(entries)s walk entries"), entries, max_entries))
     arc_count = len(compiled.arc_tail)
     totals = _ClassTotals(loads=np.zeros(2 * arc_count), latency=np.zeros(2), hops=np.zeros(2), members=np.zeros(2))
     island_sources, island_targets = plan.island_pairs
@@ -642,10 +647,7 @@ def route_all_pairs(compiled: CompiledFabric, ranks: np.ndarray, *, mode: str, m
     np.subtract.at(walked, (plan.group_of_rank[island_sources], plan.group_of_rank[island_targets]), 1.0)
     if not np.isfinite(cost[walked > 0]).all():
         source, target = np.argwhere((walked > 0) & ~np.isfinite(cost))[0]
-        raise TwinCoreError(
-            f"no path from {compiled.card_ids[ranks[plan.group_rank[source]]]!r} to "
-            f"{compiled.card_ids[ranks[plan.group_rank[target]]]!r} (links down or missing?)"
-        )
+        raise TwinCoreError(_no_path(compiled.card_ids[ranks[plan.group_rank[source]]], compiled.card_ids[ranks[plan.group_rank[target]]]))
     # Pinned destinations in group order: a few groups at a time, their (node, group) pairs apart.
     destinations = np.argsort(plan.group_of_rank, kind="stable") if mode == "pinned" else np.arange(group_count)
     per_walk = max(1, _DESTINATIONS_AT_ONCE // group_count)
@@ -1022,10 +1024,7 @@ def _choices(
     expectation). Refuses a hop of more than ``max_entries``."""
     choices = len(entries) if pinned else int(counts[set_of].sum())
     if choices > max_entries:
-        raise TwinCoreError(
-            f"all-pairs flow classes: a hop of {choices:,} walk entries, more than {max_entries:,} "
-            "(cards alike share an entry: here few are); use fewer ranks, d-mod-k routing or another algorithm"
-        )
+        raise TwinCoreError(_too_many_walk_entries(LATER.gettext("a hop of %(entries)s walk entries"), choices, max_entries))
     if pinned:
         choice, digits = _pinned_choices(compiled, set_of, options, counts, digits)
         return entries, choice, np.ones(len(entries)), digits

@@ -193,10 +193,8 @@ class Simulator:
             return pattern
         flows = len(phase.sources) * self.channels
         if flows > self.max_pattern_flows:
-            raise TwinCoreError(
-                f"pattern {phase.pattern!r} has {flows:,} flows, more than {self.max_pattern_flows:,}; "
-                "use fewer ranks or channels, or another algorithm"
-            )
+            too_many = LATER.gettext("pattern %(pattern)s has %(flows)s flows, more than %(limit)s; use fewer ranks or channels, or another algorithm")
+            raise TwinCoreError(too_many % {"pattern": repr(phase.pattern), "flows": flows, "limit": self.max_pattern_flows})
         sources = np.tile(self.ranks[phase.sources], self.channels)
         targets = np.tile(self.ranks[phase.targets], self.channels)
         keys = flow_keys(self.compiled, sources, targets, np.repeat(np.arange(self.channels), len(phase.sources)))
@@ -501,10 +499,8 @@ def reduction_tree(
     if in_switch_reduction is not True:
         unable = tree_switches[~compiled.in_switch_reduction[tree_switches]]
         if in_switch_reduction is False or len(unable):
-            raise TwinCoreError(
-                "in-switch reduction needs every switch of the reduction tree to reduce "
-                f"(attrs in_switch_reduction); {len(unable)} of {len(tree_switches)} do not"
-            )
+            unable_words = LATER.gettext("in-switch reduction needs every switch of the reduction tree to reduce (attrs in_switch_reduction); %(unable)s of %(switches)s do not")
+            raise TwinCoreError(unable_words % {"unable": len(unable), "switches": len(tree_switches)})
     both_ways = np.union1d(arcs, _reverse_arcs(compiled, arcs))
     slowest = compiled.arc_capacity[both_ways].min() * compiled.transport.in_switch_efficiency
     # Each rank's flow stands for its stream; latency up to the root and back.

@@ -43,7 +43,8 @@ def plan_failures(run: Run) -> list[CellPlan]:
     kind = run.params["worst"]
     candidates = failure_candidates(spec, kind)
     if not candidates:
-        raise FailureError(f"{spec.name} has no {kind} to fail")
+        nothing = {"link": LATER.gettext("%(fabric)s has no link to fail"), "switch": LATER.gettext("%(fabric)s has no switch to fail"), "leaf": LATER.gettext("%(fabric)s has no leaf switch to fail")}
+        raise FailureError(nothing[kind] % {"fabric": spec.name})
     chunk = max(FAILURE_CHUNK, math.ceil(len(candidates) / MAX_FAILURE_CELLS))
     label = FAILURE_CELL_LABELS[kind]
     return [
