@@ -275,3 +275,26 @@ def test_a_poll_that_fails_in_the_worker_reads_in_each_readers_language_on_the_f
     chinese = operator_client.get(page, HTTP_ACCEPT_LANGUAGE="zh-Hans").context["telemetry_source"]["error"]
     assert chinese.startswith(f"无法连接 {url} 上的 Prometheus：") and chinese.endswith("。"), chinese  # the system's reason between, as it says it
     assert operator_client.get(page, HTTP_ACCEPT_LANGUAGE="en").context["telemetry_source"]["error"] == source.last_error
+
+
+@pytest.mark.django_db
+def test_why_auto_left_an_algorithm_out_reads_in_each_readers_language(operator_client, small_snapshot):
+    from twin.runs.realtime import run_state_payload
+    from twin.runs.models import Run
+    from twin.runs.services import run_execute
+
+    params = {"collective": "allreduce", "size_bytes": 2**20, "algorithm": "auto"}
+    created = operator_client.post("/api/runs/", {"kind": "collective", "snapshot": small_snapshot.pk, "params": params}, content_type="application/json")
+    assert created.status_code == 201, created.content
+    run_execute(run_id=created.json()["id"])
+    run_url = f"/api/runs/{created.json()['id']}/"
+    english = operator_client.get(run_url, HTTP_ACCEPT_LANGUAGE="en").json()["result"]["choice"]["skipped"]
+    chinese = operator_client.get(run_url, HTTP_ACCEPT_LANGUAGE="zh-Hans").json()["result"]["choice"]
+    assert english and set(chinese["skipped"]) == set(english)
+    for algorithm, why in chinese["skipped"].items():
+        assert_chinese(why, "hierarchical", "nccl", "tuner", "any", "attrs"), algorithm  # names of algorithms, tuners and settings
+        assert not CJK.search(english[algorithm])
+    assert chinese["skipped_by_language"] == {"en": english, "zh-hans": chinese["skipped"]}
+    assert "skipped_words" not in chinese
+    with translation.override("zh-hans"):
+        assert run_state_payload(Run.objects.get())["result"]["choice"]["skipped_by_language"]["en"] == english

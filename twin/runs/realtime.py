@@ -4,6 +4,7 @@ Each frame is the complete state of the run with its `seq`, so a viewer that mis
 (a slow viewer is skipped to the newest) is still right after the next one.
 """
 import logging
+from typing import Any
 
 from django.conf import settings
 from django.utils import translation
@@ -55,23 +56,42 @@ def run_state_payload(run: Run) -> dict:
     }
 
 
+def in_every_language(words) -> dict[str, Any]:
+    """``words`` (plain, as stored) rendered in each language of the site: one frame goes to every viewer."""
+    shown = {}
+    for language, _ in settings.LANGUAGES:
+        with translation.override(language):
+            shown[language] = rendered_plain(words)
+    return shown
+
+
+def rendered_plain(words):
+    """Stored words (a list or a mapping of them) as text in the active language."""
+    if isinstance(words, dict) and not {"phrase", "joined"} & words.keys():
+        return {key: rendered_plain(value) for key, value in words.items()}
+    if isinstance(words, list):
+        return [rendered_plain(value) for value in words]
+    return str(rendered(words_from_plain(words), translation))
+
+
 def result_in_language(run: Run) -> dict | None:
-    """The run's result with the words it stores (a placement's `warning_words`) as text: in the
-    active language in place of the English kept beside them, and in every language of the site
-    (`warnings_by_language`), since one frame goes to every viewer."""
+    """The run's result with the words it stores (a placement's `warning_words`, a collective's
+    `skipped_words`) as text: in the active language in place of the English kept beside them,
+    and in every language of the site (`warnings_by_language`, `skipped_by_language`), since one
+    frame goes to every viewer."""
+    if run.kind == RunKind.COLLECTIVE and run.result and "skipped_words" in (run.result.get("choice") or {}):
+        choice = {key: value for key, value in run.result["choice"].items() if key != "skipped_words"}
+        words = run.result["choice"]["skipped_words"]
+        return {**run.result, "choice": {**choice, "skipped": rendered_plain(words), "skipped_by_language": in_every_language(words)}}
     if run.kind != RunKind.PLACEMENT or not run.result:
         return run.result
     shown = {}
     for strategy, result in run.result["results"].items():
         shown[strategy] = {key: value for key, value in result.items() if key != "warning_words"}
-        words = [words_from_plain(warning) for warning in result.get("warning_words", ())]
+        words = list(result.get("warning_words", ()))
         if words:
-            shown[strategy]["warnings"] = [str(rendered(warning, translation)) for warning in words]
-            by_language = {}
-            for language, _ in settings.LANGUAGES:
-                with translation.override(language):
-                    by_language[language] = [str(rendered(warning, translation)) for warning in words]
-            shown[strategy]["warnings_by_language"] = by_language
+            shown[strategy]["warnings"] = rendered_plain(words)
+            shown[strategy]["warnings_by_language"] = in_every_language(words)
     return {**run.result, "results": shown}
 
 

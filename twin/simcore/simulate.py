@@ -30,7 +30,7 @@ from twin.simcore.compile import CompiledFabric, Routes, all_pairs_walk_size, ar
 from twin.simcore.congestion import max_min_rates
 from twin.simcore.errors import TwinCoreError
 from twin.simcore.model import FabricSpec
-from twin.simcore.translation import LATER, Joined
+from twin.simcore.translation import LATER, Joined, plain_words
 from twin.simcore.transport import PROTOCOLS, FlowCosts, Transport, protocols_to_try, transport_for
 from twin.simcore.units import three_digits
 
@@ -326,6 +326,7 @@ class Simulator:
             "reason": reason,
             "candidates": {name: float(evaluated[name].time) for name in ranking},
             "skipped": skipped,
+            "skipped_words": {name: plain_words(words) for name, words in skipped_words.items()},  # to show in another language
         }
         return result
 

@@ -158,6 +158,12 @@ describe("parseCollectiveResult", () => {
     const result = parseCollectiveResult({ ...rest, hottest_links: [{ from: "a" }, 5], latency_s: null });
     expect(result).toMatchObject({ choice: null, bottleneck: null, hottestLinks: [], latencyS: null });
   });
+
+  it("reads the skipped algorithms' reasons in each language", () => {
+    const choice = { ...COLLECTIVE_RESULT.choice, skipped_by_language: { en: { one_shot: "scale-up only" }, "zh-hans": { one_shot: "仅限纵向扩展域" } } };
+    const result = parseCollectiveResult({ ...COLLECTIVE_RESULT, choice });
+    expect(result?.choice?.skippedByLanguage?.["zh-hans"]).toEqual({ one_shot: "仅限纵向扩展域" });
+  });
 });
 
 describe("candidateBars", () => {
@@ -192,6 +198,12 @@ describe("skippedAlgorithms", () => {
       ["bruck", "needs p=2^k"],
       ["tree", "no"],
     ]);
+  });
+
+  it("says why in the reader's language when the server sent it", () => {
+    const choice = { candidates: {}, skipped: { tree: "no" }, skippedByLanguage: { "zh-hans": { tree: "不行" } } };
+    expect(skippedAlgorithms(choice, "zh-hans")).toEqual([["tree", "不行"]]);
+    expect(skippedAlgorithms(choice, "en")).toEqual([["tree", "no"]]);
   });
 });
 

@@ -145,6 +145,8 @@ export interface HotLink {
 export interface Choice {
   readonly candidates: Readonly<Record<string, number>>;
   readonly skipped: Readonly<Record<string, string>>;
+  /** The same reasons in each language of the site (one frame goes to every viewer). */
+  readonly skippedByLanguage?: Readonly<Record<string, Readonly<Record<string, string>>>>;
 }
 
 export interface CollectiveResult {
@@ -197,11 +199,19 @@ function parseChoice(value: unknown): Choice | null {
       candidates[name] = seconds;
     }
   }
-  const skipped: Record<string, string> = {};
-  for (const [name, why] of Object.entries(isRecord(value["skipped"]) ? value["skipped"] : {})) {
-    skipped[name] = typeof why === "string" ? why : JSON.stringify(why);
-  }
-  return { candidates, skipped };
+  const reasons = (given: unknown): Record<string, string> => {
+    const read: Record<string, string> = {};
+    for (const [name, why] of Object.entries(isRecord(given) ? given : {})) {
+      read[name] = typeof why === "string" ? why : JSON.stringify(why);
+    }
+    return read;
+  };
+  const byLanguage = value["skipped_by_language"];
+  return {
+    candidates,
+    skipped: reasons(value["skipped"]),
+    ...(isRecord(byLanguage) ? { skippedByLanguage: Object.fromEntries(Object.entries(byLanguage).map(([language, given]) => [language, reasons(given)])) } : {}),
+  };
 }
 
 /** The fields the page shows, or null when the headline numbers are missing (then a generic view is used). */
@@ -268,9 +278,10 @@ export function candidateBars(choice: Choice): CandidateBar[] {
   }));
 }
 
-/** Algorithms auto could not use, by name, each with the server's reason. */
-export function skippedAlgorithms(choice: Choice): [string, string][] {
-  return Object.entries(choice.skipped).sort(([left], [right]) => (left < right ? -1 : left > right ? 1 : 0));
+/** Algorithms auto could not use, by name, each with the server's reason (in `language` when the server sent it). */
+export function skippedAlgorithms(choice: Choice, language?: string): [string, string][] {
+  const reasons = (language !== undefined ? choice.skippedByLanguage?.[language] : undefined) ?? choice.skipped;
+  return Object.entries(reasons).sort(([left], [right]) => (left < right ? -1 : left > right ? 1 : 0));
 }
 
 /**

@@ -205,7 +205,7 @@ function renderCollective(result: CollectiveResult, { doc, t, numbers }: RenderC
         ).figure,
       );
     }
-    const skipped = skippedAlgorithms(choice);
+    const skipped = skippedAlgorithms(choice, resolveLanguage(doc.documentElement.lang));
     if (skipped.length > 0) {
       parts.push(
         element(doc, "div", { class: "coll-skipped" }, [
