@@ -243,8 +243,8 @@ class Simulator:
         tuner chooses from (``Transport.tuner``; applicability is checked when run)."""
         return self.transport.tuner_algorithms(collective, algorithms_for(collective))
 
-    def too_large(self, collective: str) -> dict[str, str]:
-        """The all-pairs algorithms of ``collective`` refused on these ranks, each with why.
+    def too_large(self, collective: str) -> dict[str, Any]:
+        """The all-pairs algorithms of ``collective`` refused on these ranks, each with why (words).
         Past ``max_pattern_flows`` flows an all-pairs pattern runs as flow classes
         (``route_all_pairs``), whose walk is bounded by ``MAX_CLASS_ENTRIES`` before anything is
         allocated (rows per flow would take gigabytes at 16,384 ranks: 268 million of them)."""
@@ -254,14 +254,11 @@ class Simulator:
         entries = all_pairs_walk_size(self.compiled, self.ranks, self.ecmp)
         if entries <= MAX_CLASS_ENTRIES:
             return {}
-        return {
-            name: (
-                f"all-pairs pattern of {flows:,} flows; as flow classes its walk handles {entries:,} entries, "
-                f"more than {MAX_CLASS_ENTRIES:,} (cards alike share an entry: here few are); use fewer ranks or another algorithm"
-            )
-            for name in algorithms_for(collective)
-            if (collective, name) in ALL_PAIRS
-        }
+        why = LATER.gettext(
+            "all-pairs pattern of %(flows)s flows; as flow classes its walk handles %(entries)s entries, more than %(limit)s "
+            "(cards alike share an entry: here few are); use fewer ranks or another algorithm"
+        ) % {"flows": flows, "entries": entries, "limit": MAX_CLASS_ENTRIES}
+        return {name: why for name in algorithms_for(collective) if (collective, name) in ALL_PAIRS}
 
     def run(
         self, collective: str, size_bytes: float, algorithm: str = "auto", protocol: str = "auto", *, top_links: int = 10

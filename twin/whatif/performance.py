@@ -31,7 +31,7 @@ from twin.simcore.algorithms import COLLECTIVES, algorithms_for
 from twin.simcore.errors import TwinCoreError
 from twin.simcore.model import FabricSpec
 from twin.simcore.simulate import Simulator
-from twin.simcore.translation import LATER, Joined
+from twin.simcore.translation import LATER, Joined, plain_words
 from twin.simcore.units import largest_power_of_two
 from twin.whatif.errors import WhatIfError
 
@@ -138,7 +138,7 @@ def performance_cell(
         "algorithms": list(algorithms),
         "reference_size": reference,
         "points": points,
-        "too_large": simulator.too_large(collective),
+        "too_large": {name: plain_words(why) for name, why in simulator.too_large(collective).items()},
         "ecmp": _ecmp_check(spec, simulator, collective, reference, algorithms[0], sim_options),
     }
 

@@ -32,7 +32,7 @@ from typing import Any
 
 from twin.whatif.bom import bom_delta
 from twin.whatif.errors import WhatIfError
-from twin.simcore.translation import ENGLISH, LATER, Translations, gettext_noop
+from twin.simcore.translation import ENGLISH, LATER, Translations, gettext_noop, rendered, words_from_plain
 
 __all__ = [
     "CAUSE_NAMES",
@@ -339,7 +339,7 @@ def efficiency_note(note: Mapping[str, Any] | str, tr: Translations = ENGLISH) -
         return note
     return tr.gettext(
         "not comparable with the first stage: %(algorithm)s (chosen at %(cards)s cards) is not simulated here (%(reason)s)"
-    ) % {"algorithm": note["algorithm"], "cards": f"{note['cards']:,}", "reason": note["reason"]}
+    ) % {"algorithm": note["algorithm"], "cards": f"{note['cards']:,}", "reason": rendered(words_from_plain(note["reason"]), tr)}  # English text in older reports
 
 
 def _step_bus_time(training: Mapping[str, Any] | None) -> float | None:
