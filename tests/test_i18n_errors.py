@@ -298,3 +298,20 @@ def test_why_auto_left_an_algorithm_out_reads_in_each_readers_language(operator_
     assert "skipped_words" not in chinese
     with translation.override("zh-hans"):
         assert run_state_payload(Run.objects.get())["result"]["choice"]["skipped_by_language"]["en"] == english
+
+
+def test_a_whatif_stage_whose_algorithm_is_not_simulated_says_why_in_chinese(monkeypatch):
+    from twin.simcore import simulate as simulate_module
+    from twin.simcore.generate import fat_tree
+    from twin.simcore.simulate import Simulator
+    from twin.simcore.translation import plain_words
+    from twin.whatif.report import efficiency_note
+
+    monkeypatch.setattr(simulate_module, "MAX_CLASS_ENTRIES", 1_000)  # as tests/simcore/test_simcore_classes.py
+    why = Simulator(fat_tree(endpoints=128, radix=16), ecmp="pinned", max_pattern_flows=1000).too_large("alltoall")["direct"]
+    note = {"algorithm": "direct", "cards": 1024, "reason": plain_words(why)}  # as the stored report keeps it
+    with translation.override("zh-hans"):
+        chinese = efficiency_note(note, translation)
+    assert "全对模式有 16,256 条流" in chinese
+    assert_chinese(chinese, "direct")  # the algorithm's name
+    assert efficiency_note({**note, "reason": str(why)}).endswith(f"({why})")  # a report stored before: its English
