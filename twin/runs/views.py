@@ -2,7 +2,7 @@
 from django.contrib import messages
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext, gettext_lazy
 from django.views.decorators.http import require_POST
 
 from twin.accounts.decorators import role_required
@@ -88,7 +88,7 @@ def start_or_report(request, snapshot: Snapshot, kind: RunKind, form, params_of)
 
 
 def form_problems(form) -> str:
-    return "; ".join(f"{'' if field == '__all__' else field + ': '}{' '.join(errors)}" for field, errors in form.errors.items())
+    return gettext("; ").join(f"{'' if field == '__all__' else field + ': '}{' '.join(errors)}" for field, errors in form.errors.items())
 
 
 @role_required(Role.OPERATOR)
