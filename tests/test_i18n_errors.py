@@ -315,3 +315,23 @@ def test_a_whatif_stage_whose_algorithm_is_not_simulated_says_why_in_chinese(mon
     assert "全对模式有 16,256 条流" in chinese
     assert_chinese(chinese, "direct")  # the algorithm's name
     assert efficiency_note({**note, "reason": str(why)}).endswith(f"({why})")  # a report stored before: its English
+
+
+@pytest.mark.django_db
+def test_a_snapshot_ibnetdiscover_cannot_hold_is_refused_in_chinese(viewer_client):
+    from dataclasses import replace
+
+    from twin.fabrics.services import snapshot_create
+    from twin.simcore.generate import supernode
+
+    fabric = supernode(cards=8, switch_radix=8, name="named")
+    named_port = replace(fabric, links=(replace(fabric.links[0], a_port="eth0"), *fabric.links[1:]))
+    snapshot = snapshot_create(fabric_name="named", spec=named_port, source_name="generated", source_format="generated", checksum="1" * 64)
+    url = f"/api/snapshots/{snapshot.pk}/export/"
+    chinese = viewer_client.get(url, {"format": "ibnetdiscover"}, HTTP_ACCEPT_LANGUAGE="zh-Hans")
+    assert chinese.status_code == 400
+    detail = chinese.json()["detail"]
+    assert detail.startswith("此快照无法导出为 ibnetdiscover：节点 ") and "的端口 'eth0' 不是端口号" in detail, detail
+    assert_chinese(detail, "InfiniBand")
+    english = viewer_client.get(url, {"format": "ibnetdiscover"}, HTTP_ACCEPT_LANGUAGE="en").json()["detail"]
+    assert "port 'eth0' of node" in english and "is not a port number" in english

@@ -20,6 +20,7 @@ from twin.ingest.parsers.infiniband import (
     WIDTH_LANES,
 )
 from twin.simcore.model import FabricSpec, LinkSpec, NodeSpec
+from twin.simcore.translation import LATER
 
 __all__ = ["export_ibnetdiscover"]
 
@@ -127,7 +128,8 @@ def _guids(nodes: list[NodeSpec]) -> dict[str, int]:
         own = _hex(node.id.removeprefix("ib:")) if node.id.startswith("ib:") else _hex(node.attrs.get("guid"))
         guid = own if own is not None else int.from_bytes(hashlib.blake2b(node.id.encode(), digest_size=8).digest())
         if guid in owners:
-            raise ValueError(f"nodes {owners[guid]!r} and {node.id!r} would share GUID {guid:016x}")
+            shared = LATER.gettext("nodes %(first)s and %(second)s would share GUID %(guid)s")
+            raise ValueError(shared % {"first": repr(owners[guid]), "second": repr(node.id), "guid": f"{guid:016x}"})
         owners[guid] = node.id
         guids[node.id] = guid
     return guids
@@ -232,6 +234,7 @@ def _find(bandwidth: float, widths: tuple[str, ...], speeds: tuple[str, ...] = (
 
 
 def _port_number(node_id: str, port: str) -> int:
-    if not port.isdigit() or int(port) < 1:
-        raise ValueError(f"port {port!r} of node {node_id!r} is not a port number, which InfiniBand ports are")
+    if not port.isdecimal() or int(port) < 1:  # isdigit would let "²" through to int()
+        not_number = LATER.gettext("port %(port)s of node %(node)s is not a port number, which InfiniBand ports are")
+        raise ValueError(not_number % {"port": repr(port), "node": repr(node_id)})
     return int(port)
