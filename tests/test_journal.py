@@ -210,3 +210,33 @@ def test_a_cloud_hosts_nccl_tests_are_predicted_on_its_completed_scale_up(tmp_pa
     assert imported and len(experiment.predicted) == len(experiment.points) > 10
     # NVLink 3 at 2,400 Gb/s: large all-reduces run at NVLink speed, not PCIe's (about 31 GB/s).
     assert max(point["busbw_GBps"] for point in experiment.predicted) > 100
+
+
+def test_predictions_and_calibration_follow_the_recorded_nccl_release(operator_client, db):
+    """On 8 H100 with NVLS, a 1 MiB all-reduce fills half of NCCL's 16 channels up to 2.19 and
+    all of them from 2.20: an entry recorded as 2.18.5 is predicted slower than one as 2.20.5;
+    a report naming its library (nccl-library=22703) records 2.27.3; calibration takes one
+    release at a time."""
+    from twin.common.errors import ApplicationError
+    from twin.fabrics.services import snapshot_create
+    from twin.journal.services import experiments_calibrate
+    from tests.simcore.fabrics import eight_h100
+
+    snapshot = snapshot_create(fabric_name="dgx", spec=eight_h100(), source_name="generated", source_format="generated", checksum="1" * 64)
+    for version in ("2.18.5", "v2.20.5-1"):
+        response = record(operator_client, snapshot.fabric_id, collective="allreduce", card_count=8, manual_points="1048576 30\n1073741824 460",
+                          algorithm="NVLS", comm_library="NCCL", library_version=version)
+        assert response.status_code == 302, response.content.decode()[-2000:]
+    old, new = Experiment.objects.order_by("pk")
+    assert [p["nccl_version"] for p in old.predicted + new.predicted] == ["2.18.5"] * 2 + ["v2.20.5-1"] * 2
+    assert old.predicted[0]["algorithm"] == "in_switch" and old.predicted[0]["time_s"] > 1.03 * new.predicted[0]["time_s"]
+    assert abs(old.predicted[1]["time_s"] / new.predicted[1]["time_s"] - 1) < 1e-9  # 1 GiB fills every loop in both
+    with pytest.raises(ApplicationError, match="one NCCL release at a time"):
+        experiments_calibrate(experiments=[old, new])
+
+    report = Path(__file__).parent / "data" / "traces" / "nccl-tests_all_gather_perf_8gpu_v2.17.txt"
+    response = record(operator_client, snapshot.fabric_id, files=SimpleUploadedFile("ag.txt", report.read_bytes()))
+    assert response.status_code == 302, response.content.decode()[-2000:]
+    imported = Experiment.objects.latest("pk")
+    assert (imported.comm_library, imported.library_version) == ("NCCL", "2.27.3")
+    assert {p["nccl_version"] for p in imported.predicted} == {"2.27.3"}

@@ -84,11 +84,14 @@ def irregular_fabric() -> FabricSpec:
     return with_link_state(fabric, len(base.links), "down")  # spine-01 -> core-1
 
 
-def eight_h100() -> FabricSpec:
+def eight_h100(nccl_version: str | None = None) -> FabricSpec:
     """One node of 8 H100 joined by NVSwitch (450 GB/s = 3,600 Gb/s per GPU, the line rate, of
-    which NCCL counts 370.8 as data: ``HOPPER_NVLINK_EFFICIENCY``), NVLS capable."""
+    which NCCL counts 370.8 as data: ``HOPPER_NVLINK_EFFICIENCY``), NVLS capable; run with
+    ``nccl_version`` when given (the transport's default otherwise)."""
     gpus = [NodeSpec(f"gpu{index}", "card", f"gpu{index}", host="node") for index in range(8)]
     nvswitch = NodeSpec("nvswitch", "switch", "nvswitch", tier="leaf", attrs={"in_switch_reduction": True})
     links = [LinkSpec(gpu.id, "1", "nvswitch", str(index + 1), 3600, 10) for index, gpu in enumerate(gpus)]
     transport = {"scale_up": {"efficiency": HOPPER_NVLINK_EFFICIENCY}}
+    if nccl_version is not None:
+        transport["nccl_version"] = nccl_version
     return FabricSpec("8x-h100", (*gpus, nvswitch), tuple(links), attrs={"transport": transport})

@@ -22,11 +22,15 @@ NVLS = ("in_switch_latency_ns", "in_switch_efficiency")
 NVLS_LOOPS = ("in_switch_latency_ns", "in_switch_step_latency_ns", "in_switch_efficiency")
 
 
+H100_NCCL, H200_NCCL = "2.18.5", "2.20.5"  # the releases the two Azure runs used
+
+
 @pytest.fixture(scope="module")
 def fitted():
     """The curve was measured with NVLS, so the fit runs in-switch reduction and fits its three
-    costs: start-up, synchronisation per loop of NCCL's NVLS chunking, wire efficiency."""
-    return calibrate(eight_h100(), H100_POINTS, algorithm="in_switch", fit=NVLS_LOOPS)
+    costs: start-up, synchronisation per loop of NCCL's NVLS chunking, wire efficiency; with
+    the run's NCCL release, whose NVLS leaves channels idle on a buffer smaller than one loop."""
+    return calibrate(eight_h100(H100_NCCL), H100_POINTS, algorithm="in_switch", fit=NVLS_LOOPS)
 
 
 def test_fitted_twin_reproduces_the_h100_curve_within_ten_percent(fitted):
@@ -54,18 +58,27 @@ def test_fitted_twin_reproduces_the_h100_curve_within_ten_percent(fitted):
 
 
 def test_the_h100_calibration_predicts_the_h200_curve(fitted):
-    """The same NVSwitch fabric run on 8 H200s, not fitted: within 10 % from 16 MiB up.
+    """The same NVSwitch fabric run on 8 H200s with the H200 run's NCCL, nothing fitted to it:
+    within 10 % from 16 MiB up.
 
     At 1 MiB the H200 run (NCCL 2.20.5) is 21 % faster than the H100 one (NCCL 2.18.5) on the
-    same NVLink and NVSwitch: a latency of the software, which no model of the fabric can tell
-    apart. What the twin models of NVLS is the same in both versions' sources: 16 channels
-    (NCCL_NVLS_NCHANNELS), a 128 KiB chunk halved to 16 KiB for small buffers (enqueue.cc), and
-    a tuner latency (23 us in 2.18, 25 in later ones) that only steers the choice. Within 10 % of both would need 47.7-48.1 GB/s there, which only a fit off by 9 %
-    on its own curve gives; the calibrated twin stays within 20 % of the H200 point."""
-    h200 = Simulator(replace(eight_h100(), name="8x-h200"), transport=fitted["transport"])
+    same NVLink and NVSwitch. Part of it is NCCL's: from 2.20 the enqueue spreads the buffer
+    over all 16 NVLS channels, where 2.18's kernel left 8 idle (half a loop of 16 KiB chunks),
+    which the twin follows by ``nccl_version`` (``Transport.in_switch_share``): about 8 % more
+    busbw at 1 MiB, none from 2 MiB up. The rest (channels, chunking and the tuner's NVLS cost
+    are the same in both releases' sources) is no parameter of the fabric: the prediction
+    stays 12 % low there."""
+    h200 = Simulator(replace(eight_h100(H200_NCCL), name="8x-h200"), transport=fitted["transport"])
+    h100 = Simulator(eight_h100(H100_NCCL), transport=fitted["transport"])
     for size, measured in zip(H200["size_bytes"], H200["busbw_GBps"]):
-        error = h200.run("allreduce", size, "in_switch", top_links=0)["busbw_GBps"] / measured - 1
-        assert abs(error) < (0.10 if size >= 2**24 else 0.20), (size, error)
+        predicted = h200.run("allreduce", size, "in_switch", top_links=0)["busbw_GBps"]
+        error = predicted / measured - 1
+        assert abs(error) < (0.10 if size >= 2**24 else 0.15), (size, error)
+        as_h100 = h100.run("allreduce", size, "in_switch", top_links=0)["busbw_GBps"]
+        if size == 2**20:
+            assert 1.05 < predicted / as_h100 < 1.12, (predicted, as_h100)
+        else:
+            assert predicted == pytest.approx(as_h100, rel=1e-12), size
 
 
 def test_on_the_calibrated_nvls_fabric_auto_takes_nvls_from_16_mib(fitted):
@@ -151,7 +164,8 @@ def test_parameters_the_runs_cannot_pin_down_are_refused():
 
 
 def test_parameters_stored_with_the_fabric_are_used_by_later_runs(fitted):
-    stored = replace(eight_h100(), attrs={"transport": {**eight_h100().attrs["transport"], **fitted["transport"]}})
+    # The fit was made as NCCL 2.18.5 ran: the release is part of what the fabric stores.
+    stored = replace(eight_h100(), attrs={"transport": {**eight_h100(H100_NCCL).attrs["transport"], **fitted["transport"]}})
     for point in fitted["points"]:
         again = simulate(stored, collective="allreduce", size_bytes=point["size_bytes"], algorithm="in_switch")
         assert again["busbw_GBps"] == pytest.approx(point["predicted_busbw_GBps"], rel=1e-9)

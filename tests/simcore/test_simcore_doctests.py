@@ -4,11 +4,11 @@ import doctest
 
 import pytest
 
-from twin.simcore import errors, generate, hops, layout, model, simulate, units
+from twin.simcore import errors, generate, hops, layout, model, simulate, transport, units
 
 
 @pytest.mark.parametrize(
-    "module", [errors, model, generate, hops, layout, simulate, units], ids=lambda module: module.__name__
+    "module", [errors, model, generate, hops, layout, simulate, transport, units], ids=lambda module: module.__name__
 )
 def test_docstring_examples(module):
     result = doctest.testmod(module)

@@ -17,8 +17,8 @@ from twin.simcore.algorithms import ALGORITHMS, COLLECTIVES
 from twin.simcore.calibrate import DEFAULT_FIT
 from twin.simcore.errors import TwinCoreError
 from twin.simcore.simulate import Simulator
-from twin.simcore.transport import PROTOCOLS
-from twin.simulations.services import fabric_calibrate
+from twin.simcore.transport import PROTOCOLS, nccl_release
+from twin.simulations.services import fabric_calibrate, merged_overrides
 from twin.traces import gpu_card_id, measurement_to_dict, parse_nccl_tests
 
 from .models import Experiment
@@ -71,10 +71,39 @@ def run_settings(algorithm: str, protocol: str) -> tuple[str, str]:
     return chosen_algorithm, protocols.get(protocol.strip().lower(), "auto")
 
 
-def predict(snapshot: Snapshot, collective: str, ranks: list[str], points: list[dict], *, algorithm: str = "", protocol: str = "") -> tuple[list[dict], float | None]:
-    """The twin's busbw at each measured size with the run's own algorithm and protocol when it
-    recorded them (`run_settings`), and the largest relative error."""
-    simulator = Simulator(snapshot_spec_get(snapshot_id=snapshot.pk), ranks=ranks, transport=snapshot.fabric.transport or None)
+def recorded_nccl_version(comm_library: str, library_version: str) -> str | None:
+    """The NCCL release a run recorded (its library NCCL, or none named, and a version NCCL's way:
+    2.18.5, v2.20.5-1, 2.21.5+cuda12.4), which the twin then follows (``Transport.nccl_version``:
+    how NVLS spreads a buffer over its channels changed in 2.20); None for another library or a
+    version that does not read as one.
+
+    >>> recorded_nccl_version("NCCL", "2.18.5+cuda12.2"), recorded_nccl_version("RCCL", "2.18.5"), recorded_nccl_version("", "latest")
+    ('2.18.5+cuda12.2', None, None)
+    """
+    version = library_version.strip()
+    if comm_library.strip().lower() not in ("", "nccl") or not version:
+        return None
+    try:
+        nccl_release(version)
+    except TwinCoreError:
+        return None
+    return version
+
+
+def run_transport(fabric: Fabric, comm_library: str = "", library_version: str = "") -> dict:
+    """The fabric's transport overrides, run as the recorded NCCL release when there is one."""
+    version = recorded_nccl_version(comm_library, library_version)
+    return merged_overrides(fabric.transport, {"nccl_version": version}) if version else fabric.transport
+
+
+def predict(
+    snapshot: Snapshot, collective: str, ranks: list[str], points: list[dict], *, algorithm: str = "", protocol: str = "",
+    comm_library: str = "", library_version: str = "",
+) -> tuple[list[dict], float | None]:
+    """The twin's busbw at each measured size with the run's own algorithm, protocol and NCCL
+    release when it recorded them (`run_settings`, `run_transport`), and the largest relative error."""
+    transport = run_transport(snapshot.fabric, comm_library, library_version)
+    simulator = Simulator(snapshot_spec_get(snapshot_id=snapshot.pk), ranks=ranks, transport=transport or None)
     chosen_algorithm, chosen_protocol = run_settings(algorithm, protocol)
     predicted = []
     for point in points:
@@ -82,8 +111,23 @@ def predict(snapshot: Snapshot, collective: str, ranks: list[str], points: list[
         predicted.append({
             "size_bytes": point["size_bytes"], "busbw_GBps": result["busbw_GBps"], "time_s": result["time_s"],
             "algorithm": result["algorithm"], "protocol": result["protocol"], "error": result["busbw_GBps"] / point["busbw_GBps"] - 1,
+            "nccl_version": simulator.transport.nccl_version,
         })
     return predicted, max((abs(p["error"]) for p in predicted), default=None)
+
+
+def library_of_report(report_attrs: dict, meta: dict) -> dict:
+    """The library release an nccl-tests report names (2025+ writers: ``nccl-library=22005``,
+    NCCL's version code major x 10,000 + minor x 100 + patch), for an entry whose form gave none."""
+    code = report_attrs.get("nccl_library")
+    if meta.get("library_version") or not isinstance(code, int) or code < 20900:  # the code's form since 2.9
+        return {}
+    return {"comm_library": meta.get("comm_library") or "NCCL", "library_version": f"{code // 10000}.{code // 100 % 100}.{code % 100}"}
+
+
+def _run_recorded(meta: dict) -> dict:
+    """What a run recorded that its prediction follows: `predict`'s keyword arguments."""
+    return {name: meta.get(name) or "" for name in ("algorithm", "protocol", "comm_library", "library_version")}
 
 
 def check_collective(collective: str, source: str) -> None:
@@ -120,15 +164,16 @@ def experiment_import(*, fabric: Fabric, snapshot: Snapshot, files: Sequence[Sou
         if not card_count:
             raise ApplicationError(_("%(source)s: the report does not say how many cards it ran on; give the card count.") % {"source": source_name})
         ranks = ranks_on_snapshot(spec, card_count, measurement.ranks)
+        entry_meta = {**meta, **library_of_report(measurement.attrs, meta)}
         try:
-            predicted, max_error = predict(snapshot, measurement.collective, ranks, points, algorithm=meta.get("algorithm") or "", protocol=meta.get("protocol") or "")
+            predicted, max_error = predict(snapshot, measurement.collective, ranks, points, **_run_recorded(entry_meta))
         except TwinCoreError as error:
             raise ApplicationError(_("%(where)s: %(problem)s") % {"where": source_name, "problem": core_error_text(error)}) from error
         entry = Experiment(
             fabric=fabric, snapshot=snapshot, collective=measurement.collective, card_count=card_count,
             source_name=source_name[:255], measurement=measurement_to_dict(measurement), points=points, predicted=predicted,
             peak_busbw_GBps=max(p["busbw_GBps"] for p in points), max_abs_error=max_error, created_by=user,
-            **{name: meta.get(name) or Experiment._meta.get_field(name).get_default() for name in JOURNAL_FIELDS},
+            **{name: entry_meta.get(name) or Experiment._meta.get_field(name).get_default() for name in JOURNAL_FIELDS},
         )
         entry.title = entry.title or f"{measurement.collective} on {card_count} cards ({source_name})"
         entry.full_clean()
@@ -146,7 +191,7 @@ def experiment_create(*, fabric: Fabric, snapshot: Snapshot, collective: str, ca
     plain = [{"size_bytes": int(size), "busbw_GBps": float(busbw)} for size, busbw in sorted(points)]
     ranks = ranks_on_snapshot(snapshot_spec_get(snapshot_id=snapshot.pk), card_count)
     try:
-        predicted, max_error = predict(snapshot, collective, ranks, plain, algorithm=meta.get("algorithm") or "", protocol=meta.get("protocol") or "")
+        predicted, max_error = predict(snapshot, collective, ranks, plain, **_run_recorded(meta))
     except TwinCoreError as error:
         raise ApplicationError(core_error_text(error)) from error
     entry = Experiment(
@@ -175,6 +220,10 @@ def experiments_calibrate(*, experiments: Sequence[Experiment], fit: Sequence[st
     if len(settings) > 1:
         raise ApplicationError(_("Calibrate against entries run with one algorithm and protocol at a time."))
     ((algorithm, protocol),) = settings
+    releases = {recorded_nccl_version(e.comm_library, e.library_version) for e in experiments}
+    if len(releases) > 1:
+        raise ApplicationError("Calibrate against entries run with one NCCL release at a time.")
+    (nccl_version,) = releases
     first = experiments[0]
     snapshot = first.snapshot or first.fabric.latest_snapshot()
     if snapshot is None:
@@ -184,7 +233,7 @@ def experiments_calibrate(*, experiments: Sequence[Experiment], fit: Sequence[st
     try:
         return fabric_calibrate(
             fabric=first.fabric, snapshot=snapshot, points=points, collective=first.collective, ranks=ranks,
-            algorithm=algorithm, protocol=protocol, fit=fit, held_out=held_out,
+            algorithm=algorithm, protocol=protocol, fit=fit, held_out=held_out, nccl_version=nccl_version,
             source=", ".join(e.title for e in experiments)[:200],
         )
     except TwinCoreError as error:

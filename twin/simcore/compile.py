@@ -575,11 +575,16 @@ def all_pairs_walk_size(compiled: CompiledFabric, ranks: np.ndarray, mode: str) 
     a fat-tree switch's uplinks); pinned entries never split. Its time grows with this: 8.4
     million on a 16,384-card fat-tree, pinned or hashed, take seconds; 134 million hashed on
     65,536 cards take minutes, which is why callers refuse a pattern by it."""
-    entries = all_pairs_entries(compiled, ranks, mode)
+    return all_pairs_entries(compiled, ranks, mode) * _widest_split(compiled, mode)
+
+
+def _widest_split(compiled: CompiledFabric, mode: str) -> int:
+    """The most equal-cost choices one walk entry may split into at a hop: half the widest
+    transit node's links hashed or sprayed (a fat-tree switch's uplinks), one pinned."""
     if mode == "pinned":
-        return entries
+        return 1
     transit_links = np.bincount(compiled.arc_tail, minlength=compiled.node_count)[~compiled.is_card]
-    return entries * max(1, int(transit_links.max(initial=0)) // 2)
+    return max(1, int(transit_links.max(initial=0)) // 2)
 
 
 def route_all_pairs(compiled: CompiledFabric, ranks: np.ndarray, *, mode: str, max_entries: int) -> Routes:
@@ -604,7 +609,7 @@ def route_all_pairs(compiled: CompiledFabric, ranks: np.ndarray, *, mode: str, m
     equal-cost next hops as ``"spray"`` (islands included): with many flows on every arc a
     hash's collisions cost a few per cent more (the per-flow ``route`` counts them;
     ``tests/simcore/test_simcore_classes.py`` measures the gap). Destinations are walked a few
-    at a time (``_DESTINATIONS_AT_ONCE`` entries): entries only merge for one destination.
+    at a time (``_WALK_AT_ONCE`` entries): entries only merge for one destination.
 
     Max-min over the classes (a class's rate applying to each of its members) is exact for the
     slowest flows: progressive filling's first level is the least capacity / flows crossing
@@ -649,8 +654,9 @@ def route_all_pairs(compiled: CompiledFabric, ranks: np.ndarray, *, mode: str, m
         source, target = np.argwhere((walked > 0) & ~np.isfinite(cost))[0]
         raise TwinCoreError(_no_path(compiled.card_ids[ranks[plan.group_rank[source]]], compiled.card_ids[ranks[plan.group_rank[target]]]))
     # Pinned destinations in group order: a few groups at a time, their (node, group) pairs apart.
+    # As many at once as keep a hop's entries, once split, near ``_WALK_AT_ONCE``.
     destinations = np.argsort(plan.group_of_rank, kind="stable") if mode == "pinned" else np.arange(group_count)
-    per_walk = max(1, _DESTINATIONS_AT_ONCE // group_count)
+    per_walk = max(1, _WALK_AT_ONCE // (group_count * _widest_split(compiled, mode)))
     for start in range(0, len(destinations), per_walk):
         _walk_destinations(compiled, plan, ranks, destinations[start : start + per_walk], cost, walked, mode, max_entries, totals)
 
@@ -731,7 +737,11 @@ def _through_private_nics(compiled: CompiledFabric) -> tuple[CompiledFabric, spa
 
 
 _DESTINATIONS_AT_ONCE = 1 << 21
-"""Walk entries (source groups x destinations) started at once, and island flows routed at once."""
+"""Island flows routed at once."""
+_WALK_AT_ONCE = 1 << 19
+"""Walk entries a hop may hold, once split, for the destinations walked at once: the walk's
+memory (a 16,384-card hashed all-to-all peaks at 0.2 GB, where 2 million entries a walk made
+8.4 million at once and 1.1 GB) without loops too short to pay their overhead."""
 _ISLAND_FLOWS = 1024 * 1024
 """Most pairs routed flow by flow as islands' (``_all_pairs_plan``): past it, no islands."""
 

@@ -517,11 +517,13 @@ def phase_step_times(
     """Time of one step of ``phase`` for each flow carrying ``bytes_per_flow`` at payload
     ``rates`` with one protocol's ``costs`` (``algorithms.step_time``): the start-up is the
     per-peer posting of a direct step (``algorithms.posting_time``) and, for in-switch
-    reduction, NVLS's start-up and loops.
+    reduction, NVLS's start-up and loops, at the share of the rate its channels carry
+    (``Transport.in_switch_share``).
     The one step law of the simulator and of concurrent groups (``twin.operations.concurrent``)."""
     startup = posting_time(phase, costs.peer_issue, bytes_per_flow, rates)
     if phase.in_switch:
         startup = startup + transport.in_switch_startup(phase.bytes_per_flow, phase.heads)
+        rates = rates * transport.in_switch_share(phase.bytes_per_flow, phase.heads)
     return step_time(
         bytes_per_flow, rates, costs.alpha, costs.chunk_bytes, costs.chunks_in_flight, depth=phase.depth, startup=startup
     )

@@ -20,7 +20,9 @@ A run's time is built from four kinds of cost (docs/simulation.md):
   (``in_switch_chunking``): a loop moves one chunk per rank on every channel
   and ends with the ranks' synchronisation through the switch, which the wire
   does not overlap. NCCL shrinks that chunk for mid-size buffers, so they take
-  many more loops than their bytes alone would.
+  many more loops than their bytes alone would. Which channels carry a buffer
+  smaller than one loop follows ``nccl_version`` (``in_switch_share``): every
+  one from NCCL 2.20, only as many as it fills before.
 
 NCCL's three protocols trade latency for bandwidth: LL (low latency, half the
 bandwidth), LL128 (flags in 8 of 128 bytes) and Simple (full bandwidth, the
@@ -46,6 +48,7 @@ from twin.simcore.model import FabricSpec
 
 __all__ = [
     "HOPPER_NVLINK_EFFICIENCY",
+    "NVLS_SPREAD_SINCE",
     "PROTOCOLS",
     "TUNER_ALGORITHMS",
     "WIRE_FORMATS",
@@ -54,6 +57,7 @@ __all__ = [
     "ProtocolTransport",
     "Transport",
     "in_switch_chunking",
+    "nccl_release",
     "protocols_to_try",
     "transport_for",
 ]
@@ -231,6 +235,10 @@ class Transport:
     ``switch_latency_ns`` (100). ``tuner``: whose algorithms ``algorithm="auto"``
     chooses from (``TUNER_ALGORITHMS``; ``"nccl"``, or ``"any"`` for every one the
     twin knows); any algorithm still runs when asked for by name.
+    ``nccl_version``: the NCCL release whose scheduling of in-switch work the twin
+    follows (``"2.18.5"``, ``"v2.20.5-1"`` and ``"2.21.5+cuda12.4"`` all read), by default
+    2.21.5, a release that spreads every buffer over all NVLS channels as later ones do
+    (``in_switch_share``, ``NVLS_SPREAD_SINCE``).
     """
 
     scale_up: DomainTransport = DomainTransport(
@@ -256,8 +264,10 @@ class Transport:
     direct_max_ranks: int = 16
     switch_latency_ns: float = 100.0
     tuner: str = "nccl"
+    nccl_version: str = "2.21.5"
 
     def __post_init__(self) -> None:
+        nccl_release(self.nccl_version)
         if self.tuner not in TUNER_ALGORITHMS:
             raise TwinCoreError(f"unknown tuner {self.tuner!r}; expected one of {', '.join(TUNER_ALGORITHMS)}")
         if self.in_switch_channels < 1:
@@ -291,6 +301,26 @@ class Transport:
         the start-up, then one synchronisation per loop of NCCL's NVLS chunking."""
         _, loops = in_switch_chunking(size_bytes, heads, channels=self.in_switch_channels, max_chunk_bytes=self.in_switch_chunk_bytes)
         return (self.in_switch_latency_ns + loops * self.in_switch_step_latency_ns) * 1e-9
+
+    def in_switch_share(self, size_bytes: float, heads: int) -> float:
+        """The share of its channels' bandwidth an in-switch step reducing ``size_bytes`` a rank
+        over ``heads`` ranks moves data on, by ``nccl_version``.
+
+        From NCCL 2.20 (``NVLS_SPREAD_SINCE``) the enqueue divides a collective's bytes over every
+        NVLS channel, so all of them carry data: 1. Before, channel ``c`` took the bytes from
+        ``c x heads x chunk`` in each loop, so the last loop, and a buffer smaller than one loop,
+        left channels idle while the others took a whole loop's time: the bytes over as many
+        whole loops. On 8 H100s, 1 MiB is half a loop of 16 KiB chunks: 8 of 16 channels.
+
+        >>> [Transport(nccl_version=version).in_switch_share(2**20, 8) for version in ("2.18.5", "2.20.5")]
+        [0.5, 1.0]
+        >>> Transport(nccl_version="2.18.5").in_switch_share(2**24, 8)  # 4 whole loops of 32 KiB chunks
+        1.0
+        """
+        if nccl_release(self.nccl_version) >= NVLS_SPREAD_SINCE:
+            return 1.0
+        chunk, loops = in_switch_chunking(size_bytes, heads, channels=self.in_switch_channels, max_chunk_bytes=self.in_switch_chunk_bytes)
+        return min(1.0, size_bytes / (loops * self.in_switch_channels * heads * chunk))
 
     def tuner_algorithms(self, collective: str, known: list[str]) -> list[str]:
         """The algorithms of ``known`` (those implementing ``collective``) that ``tuner`` weighs
@@ -363,6 +393,32 @@ def in_switch_chunking(size_bytes: float, heads: int, *, channels: int, max_chun
         if size_bytes < loops * concurrent * chunk and chunk > smaller:
             chunk = smaller
     return chunk, max(1, math.ceil(size_bytes / (concurrent * chunk)))
+
+
+NVLS_SPREAD_SINCE = (2, 20)
+"""The first NCCL release (major, minor) whose enqueue spreads an NVLS collective's bytes over
+every channel: ``scheduleCollTasksToPlan`` gives each of the usable channels (``nvlsChannels``)
+``maxBytesPerChannel`` = bytes / channels and the kernel reads each channel's ``workOffset`` and
+``workCount`` (``src/enqueue.cc`` and ``src/device/all_reduce.h`` of 2.21.5, NVIDIA/nccl ab2b89c;
+the code index also holds that scheduler without 2.21's CollNet buffer registration and with the
+version-1 tuner plugin 2.20.5's ``init.cc``, 48bb7fe, loads: the 2.20 enqueue). Up to 2.19 the
+kernel placed channel ``bid``'s part of each loop at ``bid x nHeads x chunk``
+(``src/collectives/device/all_reduce.h`` of 2.18.1, d97a32f; 2.19.3's enqueue, 8c6c595, still
+hands the kernel only a chunk size)."""
+
+
+def nccl_release(version: str) -> tuple[int, int, int]:
+    """(major, minor, patch) of an NCCL version as NCCL and its users write it.
+
+    >>> nccl_release("2.18.5"), nccl_release("v2.20.5-1"), nccl_release("2.21.5+cuda12.4"), nccl_release("2.19")
+    ((2, 18, 5), (2, 20, 5), (2, 21, 5), (2, 19, 0))
+    """
+    text = str(version).strip().removeprefix("v").split("+")[0].split("-")[0]
+    parts = text.split(".")
+    if not 2 <= len(parts) <= 3 or not all(part.isdigit() for part in parts):
+        raise TwinCoreError(f"NCCL version {version!r}; expected major.minor or major.minor.patch, as 2.18.5")
+    major, minor, patch = (int(part) for part in (*parts, "0")[:3])
+    return major, minor, patch
 
 
 def protocols_to_try(protocol: str, *, in_switch: bool) -> tuple[str, ...]:

@@ -69,15 +69,17 @@ def merged_overrides(base: dict, extra: dict) -> dict:
 def fabric_calibrate(
     *, fabric: Fabric, snapshot: Snapshot, points: list[tuple[float, float]], source: str, collective: str = "allreduce",
     ranks: list[str] | None = None, algorithm: str = "auto", protocol: str = "auto", fit: Sequence[str] = DEFAULT_FIT,
-    held_out: Sequence[float] = (),
+    held_out: Sequence[float] = (), nccl_version: str | None = None,
 ) -> dict:
     """Fit the `fit` transport parameters of the fabric to measured busbw points (taken on `ranks`,
-    default every card, with `algorithm` and `protocol`, default the twin's choice) and store
-    them: later runs use them. With `held_out` sizes it only validates: those sizes are left out
-    of the fit and reported apart, and nothing is stored."""
+    default every card, with `algorithm` and `protocol`, default the twin's choice, and as NCCL
+    `nccl_version` when given) and store them: later runs use them (the release is the
+    measurement's, not stored). With `held_out` sizes it only validates: those sizes are left
+    out of the fit and reported apart, and nothing is stored."""
+    measured_as = merged_overrides(fabric.transport, {"nccl_version": nccl_version}) if nccl_version else fabric.transport
     fitted = calibrate(
         snapshot_spec_get(snapshot_id=snapshot.pk), points, collective=collective, algorithm=algorithm, protocol=protocol,
-        ranks=ranks, fit=fit, held_out=held_out, transport=fabric.transport,
+        ranks=ranks, fit=fit, held_out=held_out, transport=measured_as,
     )
     if held_out:
         return fitted
