@@ -222,7 +222,7 @@ def experiments_calibrate(*, experiments: Sequence[Experiment], fit: Sequence[st
     ((algorithm, protocol),) = settings
     releases = {recorded_nccl_version(e.comm_library, e.library_version) for e in experiments}
     if len(releases) > 1:
-        raise ApplicationError("Calibrate against entries run with one NCCL release at a time.")
+        raise ApplicationError(_("Calibrate against entries run with one NCCL release at a time."))
     (nccl_version,) = releases
     first = experiments[0]
     snapshot = first.snapshot or first.fabric.latest_snapshot()
