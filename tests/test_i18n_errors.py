@@ -101,6 +101,20 @@ def unreadable_size():
     parse_size("lots")
 
 
+def non_physical_calibration():
+    from tests.simcore.fabrics import eight_h100
+    from twin.simcore.calibrate import calibrate
+
+    calibrate(eight_h100(), [(2**20, 40.0), (2**30, 4000.0)], algorithm="ring", fit=["scale_up.efficiency"])
+
+
+def bad_transport_override():
+    from twin.simcore.generate import supernode
+    from twin.simcore.simulate import Simulator
+
+    Simulator(supernode(cards=8, switch_radix=8), transport={"nccl_version": "latest"})
+
+
 CORE_ERRORS = {  # the call, how its Chinese starts, the names it quotes (keys, parameters)
     "label mapping": (bad_label_mapping, "标签映射中有 4 个问题", ("errors",)),
     "telemetry batch": (bad_telemetry_batch, "遥测样本中有 6 个问题", ("port", "tx", "rx")),  # keys of the JSON examples
@@ -112,6 +126,8 @@ CORE_ERRORS = {  # the call, how its Chinese starts, the names it quotes (keys, 
     "simulation": (unknown_collective, "未知的集合通信 'scan'", ()),
     "failures": (unknown_elements_to_fail, "无法让这些元素失效", ()),
     "size": (unreadable_size, "无法读取大小 'lots'", ()),
+    "calibration": (non_physical_calibration, "测量结果要求 scale_up.efficiency 超出其物理范围", ("scale_up", "efficiency")),
+    "transport": (bad_transport_override, "NCCL 版本 'latest'", ("latest",)),
 }
 
 

@@ -126,7 +126,7 @@ def test_validation_holds_sizes_out_and_changes_nothing(operator_client, small_s
     small_snapshot.fabric.refresh_from_db()
     assert small_snapshot.fabric.transport == {} and small_snapshot.fabric.calibration == {}
     unknown = calibrate_from_page(operator_client, fabric_id, Experiment.objects.all(), fit=["scale_up.efficiency"], held_out="16MB")
-    assert b"held-out sizes [16000000] are not among the measured sizes" in unknown.content
+    assert b"held-out sizes 16,000,000 are not among the measured sizes" in unknown.content
     unreadable = calibrate_from_page(operator_client, fabric_id, Experiment.objects.all(), fit=["scale_up.efficiency"], held_out="lots")
     assert b"cannot read size" in unreadable.content
     nothing = calibrate_from_page(operator_client, fabric_id, Experiment.objects.all())

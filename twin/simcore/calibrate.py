@@ -32,6 +32,7 @@ from twin.simcore.errors import TwinCoreError
 from twin.simcore.model import FabricSpec
 from twin.simcore.simulate import Simulator
 from twin.simcore.transport import PROTOCOLS, Transport, transport_for
+from twin.simcore.translation import LATER
 
 __all__ = ["DEFAULT_FIT", "FITTABLE", "calibrate"]
 
@@ -89,25 +90,33 @@ def calibrate(
     """
     fit = list(dict.fromkeys(fit))
     if not fit:
-        raise TwinCoreError("choose at least one parameter to fit")
+        raise TwinCoreError(LATER.gettext("choose at least one parameter to fit"))
     unknown = [name for name in fit if name not in FITTABLE]
     if unknown:
-        raise TwinCoreError(f"cannot fit {unknown}; expected some of {sorted(FITTABLE)}")
+        raise TwinCoreError(LATER.gettext("cannot fit %(unknown)s; expected some of %(known)s") % {"unknown": unknown, "known": sorted(FITTABLE)})
     points = sorted((float(size), float(busbw)) for size, busbw in measured)
     if not points or any(size <= 0 or not busbw > 0 for size, busbw in points):
-        raise TwinCoreError("measured points need positive sizes and busbw")
+        raise TwinCoreError(LATER.gettext("measured points need positive sizes and busbw"))
     sizes = np.array([size for size, _ in points])
     measured_busbw = np.array([busbw for _, busbw in points])
     held_out_sizes = sorted({float(size) for size in held_out})
     absent = [size for size in held_out_sizes if size not in sizes]
     if absent:
         raise TwinCoreError(
-            f"held-out sizes {[int(size) for size in absent]} are not among the measured sizes {[int(size) for size in sizes]}"
+            LATER.gettext("held-out sizes %(absent)s are not among the measured sizes %(sizes)s")
+            % {"absent": [int(size) for size in absent], "sizes": [int(size) for size in sizes]}
         )
     fitted_mask = ~np.isin(sizes, held_out_sizes)
     fitted_count = int(fitted_mask.sum())
     if fitted_count < len(fit):
-        raise TwinCoreError(f"{fitted_count} fitted points cannot fit {len(fit)} parameters; fit fewer or hold out fewer sizes")
+        raise TwinCoreError(
+            LATER.ngettext(
+                "%(points)s fitted point cannot fit %(parameters)s parameters; fit fewer or hold out fewer sizes",
+                "%(points)s fitted points cannot fit %(parameters)s parameters; fit fewer or hold out fewer sizes",
+                fitted_count,
+            )
+            % {"points": fitted_count, "parameters": len(fit)}
+        )
 
     base = transport_for(spec, transport)
     scale = np.array([FITTABLE[name][3] for name in fit])
@@ -191,15 +200,20 @@ def _refuse_untrustworthy(
     points ask for one beyond it), or two parameters move the predictions alike."""
     idle = [name for index, name in enumerate(fit) if not np.any(jacobian[:, index])]
     if idle:
-        raise TwinCoreError(f"{', '.join(idle)} changes no prediction of these runs (not used by their algorithm or protocol); leave it out of the fit")
+        raise TwinCoreError(
+            LATER.gettext("%(names)s changes no prediction of these runs (not used by their algorithm or protocol); leave it out of the fit") % {"names": idle}
+        )
     margin = _AT_BOUND * (upper - lower)
     for index, name in enumerate(fit):
         if not held_by_bound[index] and lower[index] + margin[index] < x[index] < upper[index] - margin[index]:
             continue
         raise TwinCoreError(
-            f"the measurements ask for {name} beyond its physical range ({_range(name)}): the fit stops at "
-            f"{_shown(name, x[index] * scale[index])}, so the other costs of the model do not match these runs; "
-            "fit other parameters or check the fabric's link speeds and the runs' algorithm"
+            LATER.gettext(
+                "the measurements ask for %(name)s beyond its physical range (%(range)s): the fit stops at %(value)s, so the "
+                "other costs of the model do not match these runs; fit other parameters or check the fabric's link speeds "
+                "and the runs' algorithm"
+            )
+            % {"name": name, "range": _range(name), "value": _shown(name, x[index] * scale[index])}
         )
     norms = np.linalg.norm(jacobian, axis=0)
     correlation = (jacobian.T @ jacobian) / np.outer(norms, norms)
@@ -207,8 +221,8 @@ def _refuse_untrustworthy(
         for second in range(first + 1, len(fit)):
             if abs(correlation[first, second]) > _DEGENERATE:
                 raise TwinCoreError(
-                    f"{fit[first]} and {fit[second]} change the predictions of these runs alike, so the points "
-                    "cannot tell them apart; fit one of them"
+                    LATER.gettext("%(first)s and %(second)s change the predictions of these runs alike, so the points cannot tell them apart; fit one of them")
+                    % {"first": fit[first], "second": fit[second]}
                 )
 
 
@@ -220,8 +234,11 @@ def _refuse_undetermined(fit: Sequence[str], values: np.ndarray, standard_errors
         error = standard_errors[name]
         if error is not None and error > abs(value):
             raise TwinCoreError(
-                f"the points do not determine {name}: {_shown(name, value)} +- {_shown(name, error)}; "
-                "fit fewer parameters, measure the sizes where it matters or check the runs' algorithm"
+                LATER.gettext(
+                    "the points do not determine %(name)s: %(value)s +- %(error)s; fit fewer parameters, measure the sizes "
+                    "where it matters or check the runs' algorithm"
+                )
+                % {"name": name, "value": _shown(name, value), "error": _shown(name, error)}
             )
 
 
@@ -236,9 +253,11 @@ def _standard_errors(fit: Sequence[str], at_x: np.ndarray, jacobian: np.ndarray,
     return {name: float(np.sqrt(covariance[index, index]) * scale[index]) for index, name in enumerate(fit)}
 
 
-def _range(name: str) -> str:
+def _range(name: str) -> Any:
     kind, lower, upper, _ = FITTABLE[name]
-    return f"0 to {upper / 1e6:g} ms" if kind == "latency" else f"above 0, at most {upper:g}"
+    if kind == "latency":
+        return LATER.gettext("0 to %(upper)s ms") % {"upper": f"{upper / 1e6:g}"}
+    return LATER.gettext("above 0, at most %(upper)s") % {"upper": f"{upper:g}"}
 
 
 def _shown(name: str, value: float) -> str:

@@ -45,6 +45,7 @@ import numpy as np
 
 from twin.simcore.errors import TwinCoreError
 from twin.simcore.model import FabricSpec
+from twin.simcore.translation import LATER
 
 __all__ = [
     "HOPPER_NVLINK_EFFICIENCY",
@@ -115,13 +116,13 @@ class ProtocolTransport:
 
     def __post_init__(self) -> None:
         if not (0 < self.efficiency <= 1):
-            raise TwinCoreError(f"efficiency {self.efficiency}; expected a fraction in (0, 1]")
+            raise TwinCoreError(LATER.gettext("efficiency %(value)s; expected a fraction in (0, 1]") % {"value": str(self.efficiency)})
         if self.base_latency_ns < 0 or self.hop_latency_ns < 0:
-            raise TwinCoreError("latencies must be non-negative numbers of ns")
+            raise TwinCoreError(LATER.gettext("latencies must be non-negative numbers of ns"))
         if self.chunk_bytes < 1:
-            raise TwinCoreError(f"chunk_bytes {self.chunk_bytes}; expected at least 1 byte")
+            raise TwinCoreError(LATER.gettext("%(name)s %(value)s; expected at least 1 byte") % {"name": "chunk_bytes", "value": str(self.chunk_bytes)})
         if self.chunks_in_flight < 1:
-            raise TwinCoreError(f"chunks_in_flight {self.chunks_in_flight}; expected at least 1")
+            raise TwinCoreError(LATER.gettext("%(name)s %(value)s; expected at least 1") % {"name": "chunks_in_flight", "value": str(self.chunks_in_flight)})
 
 
 # Latencies from NCCL's tuner (MODELLING.md: ring base LL 6.6 / LL128 14 / Simple 8.4 us; per hop
@@ -172,13 +173,13 @@ class DomainTransport:
 
     def __post_init__(self) -> None:
         if not (0 < self.efficiency <= 1):
-            raise TwinCoreError(f"efficiency {self.efficiency}; expected a fraction in (0, 1]")
+            raise TwinCoreError(LATER.gettext("efficiency %(value)s; expected a fraction in (0, 1]") % {"value": str(self.efficiency)})
         if self.peer_issue_ns < 0:
-            raise TwinCoreError("peer_issue_ns must be a non-negative number of ns")
+            raise TwinCoreError(LATER.gettext("%(name)s must be a non-negative number of ns") % {"name": "peer_issue_ns"})
         if self.frame_payload_bytes < 1:
-            raise TwinCoreError(f"frame_payload_bytes {self.frame_payload_bytes}; expected at least 1 byte")
+            raise TwinCoreError(LATER.gettext("%(name)s %(value)s; expected at least 1 byte") % {"name": "frame_payload_bytes", "value": str(self.frame_payload_bytes)})
         if self.frame_overhead_bytes < 0:
-            raise TwinCoreError(f"frame_overhead_bytes {self.frame_overhead_bytes}; expected 0 or more bytes")
+            raise TwinCoreError(LATER.gettext("%(name)s %(value)s; expected 0 or more bytes") % {"name": "frame_overhead_bytes", "value": str(self.frame_overhead_bytes)})
 
     @property
     def wire_efficiency(self) -> float:
@@ -269,19 +270,19 @@ class Transport:
     def __post_init__(self) -> None:
         nccl_release(self.nccl_version)
         if self.tuner not in TUNER_ALGORITHMS:
-            raise TwinCoreError(f"unknown tuner {self.tuner!r}; expected one of {', '.join(TUNER_ALGORITHMS)}")
+            raise TwinCoreError(LATER.gettext("unknown tuner %(tuner)s; expected one of %(known)s") % {"tuner": repr(self.tuner), "known": list(TUNER_ALGORITHMS)})
         if self.in_switch_channels < 1:
-            raise TwinCoreError(f"in_switch_channels {self.in_switch_channels}; expected at least 1")
+            raise TwinCoreError(LATER.gettext("%(name)s %(value)s; expected at least 1") % {"name": "in_switch_channels", "value": str(self.in_switch_channels)})
         if self.in_switch_chunk_bytes < 1:
-            raise TwinCoreError(f"in_switch_chunk_bytes {self.in_switch_chunk_bytes}; expected at least 1 byte")
+            raise TwinCoreError(LATER.gettext("%(name)s %(value)s; expected at least 1 byte") % {"name": "in_switch_chunk_bytes", "value": str(self.in_switch_chunk_bytes)})
         if self.in_switch_latency_ns < 0 or self.in_switch_step_latency_ns < 0:
-            raise TwinCoreError("in-switch latencies must be non-negative numbers of ns")
+            raise TwinCoreError(LATER.gettext("in-switch latencies must be non-negative numbers of ns"))
 
     def flow_costs(self, protocol: str, scale_out: np.ndarray, path_latency: np.ndarray) -> FlowCosts:
         """``protocol``'s costs for flows crossing scale-out (``scale_out``) or not, with their
         path latencies (s)."""
         if protocol not in PROTOCOLS:
-            raise TwinCoreError(f"unknown protocol {protocol!r}; expected one of {', '.join(PROTOCOLS)}")
+            raise TwinCoreError(LATER.gettext("unknown protocol %(protocol)s; expected one of %(known)s") % {"protocol": repr(protocol), "known": list(PROTOCOLS)})
         up, out = self.scale_up.protocol(protocol), self.scale_out.protocol(protocol)
 
         def per_flow(up_value: float, out_value: float) -> np.ndarray:
@@ -354,13 +355,13 @@ def _updated(current: Any, overrides: Mapping[str, Any], where: str) -> Any:
     known = {field.name: field for field in fields(current)}
     unknown = sorted(set(overrides) - set(known))
     if unknown:
-        raise TwinCoreError(f"unknown {where} parameters {unknown}; expected some of {sorted(known)}")
+        raise TwinCoreError(LATER.gettext("unknown %(where)s parameters %(unknown)s; expected some of %(known)s") % {"where": where, "unknown": unknown, "known": sorted(known)})
     changes: dict[str, Any] = {}
     for name, value in overrides.items():
         present = getattr(current, name)
         if is_dataclass(present):
             if not isinstance(value, Mapping):
-                raise TwinCoreError(f"{where}.{name}: expected a mapping with some of {sorted(f.name for f in fields(present))}")
+                raise TwinCoreError(LATER.gettext("%(where)s: expected a mapping with some of %(known)s") % {"where": f"{where}.{name}", "known": sorted(f.name for f in fields(present))})
             changes[name] = _updated(present, value, f"{where}.{name}")
         elif isinstance(present, str):
             changes[name] = str(value)
@@ -416,7 +417,7 @@ def nccl_release(version: str) -> tuple[int, int, int]:
     text = str(version).strip().removeprefix("v").split("+")[0].split("-")[0]
     parts = text.split(".")
     if not 2 <= len(parts) <= 3 or not all(part.isdigit() for part in parts):
-        raise TwinCoreError(f"NCCL version {version!r}; expected major.minor or major.minor.patch, as 2.18.5")
+        raise TwinCoreError(LATER.gettext("NCCL version %(version)s; expected major.minor or major.minor.patch, as 2.18.5") % {"version": repr(version)})
     major, minor, patch = (int(part) for part in (*parts, "0")[:3])
     return major, minor, patch
 
@@ -430,7 +431,7 @@ def protocols_to_try(protocol: str, *, in_switch: bool) -> tuple[str, ...]:
     """
     if in_switch:
         if protocol not in ("auto", "Simple"):
-            raise TwinCoreError(f"in-switch reduction runs the Simple protocol only, not {protocol}")
+            raise TwinCoreError(LATER.gettext("in-switch reduction runs the Simple protocol only, not %(protocol)s") % {"protocol": protocol})
         return ("Simple",)
     return PROTOCOLS if protocol == "auto" else (protocol,)
 
