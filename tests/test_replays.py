@@ -2,6 +2,7 @@
 live telemetry pushed the same way; traces uploaded with clear errors."""
 import base64
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -122,6 +123,45 @@ def test_viewers_cannot_drive_the_player(small_snapshot, make_user):
 
     async_to_sync(scenario)()
     assert ReplayPlayback.objects.get(run=run).playing is False
+
+
+@pytest.mark.parametrize(
+    "language_header", [(b"cookie", b"django_language=zh-hans"), (b"accept-language", b"zh-CN,zh;q=0.9,en;q=0.5")], ids=["cookie", "accept-language"]
+)
+def test_the_player_answers_in_the_viewers_language(small_snapshot, make_user, language_header):
+    """The page's language (its cookie, else the browser's Accept-Language) is the socket's: a
+    Chinese page's refusals come back in Chinese, for the viewer as for the operator."""
+    run = Run.objects.create(kind="replay", snapshot=small_snapshot, status=RunStatus.SUCCEEDED, params={})
+    from twin.simulations.replays import replay_compute
+
+    run.params = {"training": {"model_params": 1e9, "tp": 8, "dp": 2, "hidden_size": 2048, "seq_len": 1024}, "max_frames": 10}
+    summary, detail = replay_compute(run)
+    Run.objects.filter(pk=run.pk).update(result=summary, detail=detail)
+
+    def in_language(user) -> list[tuple[bytes, bytes]]:
+        headers = dict(session_headers(user))
+        if language_header[0] == b"cookie":
+            headers[b"cookie"] += b"; " + language_header[1]
+        else:
+            headers.update([language_header])
+        return list(headers.items())
+
+    async def refusal(headers, message) -> str:
+        communicator = WebsocketCommunicator(application, f"/ws/replays/{run.pk}/", headers=headers)
+        connected, _ = await communicator.connect()
+        assert connected
+        await communicator.receive_from(timeout=5)
+        await communicator.receive_from(timeout=5)
+        await communicator.send_json_to(message)
+        while (reply := json.loads(await communicator.receive_from(timeout=5)))["type"] != "replay.error":
+            pass
+        await communicator.disconnect()
+        return reply["detail"]
+
+    viewer, operator = in_language(make_user(Role.VIEWER)), in_language(make_user(Role.OPERATOR))
+    assert async_to_sync(refusal)(viewer, {"action": "play"}) == "只有操作员和管理员可以操控播放器。"
+    far = async_to_sync(refusal)(operator, {"action": "seek", "index": 10**6})
+    assert re.search(r"[\u4e00-\u9fff]", far) and "frame" not in far, far
 
 
 @pytest.mark.parametrize("message", [{"text_data": "[" * 100_000}, {"text_data": "{not json"}, {"bytes_data": b"\x00"}], ids=["deep", "malformed", "binary"])

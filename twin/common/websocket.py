@@ -18,6 +18,7 @@ import logging
 import os
 import threading
 import weakref
+from types import SimpleNamespace
 from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
@@ -25,6 +26,7 @@ from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from channels.layers import get_channel_layer
 from channels.utils import await_many_dispatch
+from django.utils import translation
 
 from twin.fabrics.access import route_hidden_from
 from twin.replay.encoding import decode_message, encode_frame_message
@@ -203,6 +205,15 @@ def relay_for(layer) -> GroupRelay:
     return relay
 
 
+def scope_language(scope: dict) -> str:
+    """The language a socket's page reads in, chosen as ``LocaleMiddleware`` chooses a page's: the
+    language cookie, else the handshake's Accept-Language, else the site's. Django's chooser reads
+    only a request's ``COOKIES`` and ``META``, so a stand-in carries the handshake's."""
+    headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in scope.get("headers", ())}
+    handshake = SimpleNamespace(COOKIES=scope.get("cookies", {}), META={"HTTP_ACCEPT_LANGUAGE": headers.get("accept-language", "")})
+    return translation.get_language_from_request(handshake)
+
+
 class GroupConsumer(AsyncJsonWebsocketConsumer):
     """Refuses anonymous users (4401) and unknown objects or those of a fabric the user may not
     see (4404); when Redis cannot be reached at connect it sends the current state and closes
@@ -224,6 +235,7 @@ class GroupConsumer(AsyncJsonWebsocketConsumer):
         would be one more read waiting on Redis per viewer, and would end every socket with
         1011 the moment Redis goes away."""
         self.scope = scope
+        self.language = scope_language(scope)  # what the viewer is told in reply (replay.error)
         self.text_frames = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("frames") == ["json"]
         self.channel_layer = get_channel_layer(self.channel_layer_alias)
         self.base_send = send

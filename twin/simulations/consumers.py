@@ -1,5 +1,6 @@
 """Websocket of a replay: every viewer sees the same player; operators drive it."""
 from channels.db import database_sync_to_async
+from django.utils import translation
 from django.utils.translation import gettext
 
 from twin.common.errors import ApplicationError
@@ -19,19 +20,24 @@ class ReplayConsumer(GroupConsumer):
         return replay_group(self.run_id)
 
     async def receive_json(self, content, **kwargs) -> None:
-        if not self.scope["user"].has_role("operator"):
-            await self.send_json({"type": "replay.error", "detail": "Only operators and admins drive the player."})
-            return
-        if not isinstance(content, dict):
-            await self.send_json({"type": "replay.error", "detail": "Expected a JSON object like {\"action\": \"play\"}."})
-            return
-        try:
-            await self.command(content)
-        except ApplicationError as error:
-            await self.send_json({"type": "replay.error", "detail": error.message})
+        with translation.override(self.language):
+            if not self.scope["user"].has_role("operator"):
+                await self.send_json({"type": "replay.error", "detail": gettext("Only operators and admins drive the player.")})
+                return
+            if not isinstance(content, dict):
+                await self.send_json({"type": "replay.error", "detail": gettext("Expected a JSON object like {\"action\": \"play\"}.")})
+                return
+            try:
+                await self.command(content)
+            except ApplicationError as error:
+                await self.send_json({"type": "replay.error", "detail": error.message})
 
     @database_sync_to_async
     def command(self, content: dict) -> None:
+        with translation.override(self.language):  # the worker thread's own, as the reply's
+            self.drive(content)
+
+    def drive(self, content: dict) -> None:
         def number(key, kind):
             value = content.get(key)
             try:
