@@ -100,3 +100,22 @@ def test_a_whatif_cell_that_fails_names_its_stage_and_reason_in_each_language(sm
         chinese = run.error_text()
     assert chinese.endswith("：消息大小无法使用\n  - 消息大小 0：应为 1 到 68,719,476,736（64 GiB）之间的整数字节数")
     assert chinese != english and run_state_payload(run)["errors"] == {"en": english, "zh-hans": chinese}
+
+
+@pytest.mark.django_db
+def test_a_run_that_crashes_says_so_in_each_readers_language(operator_client, small_snapshot, monkeypatch):
+    """An exception nobody wrote words for (a bug) still reads as a sentence in the reader's
+    language around the exception's own text, and the traceback goes to the worker's log."""
+    from twin.runs import services
+
+    def crashes(run, progress):
+        raise ZeroDivisionError("division by zero")
+
+    monkeypatch.setitem(services.RUN_HANDLERS, "hop_stats", crashes)
+    created = operator_client.post("/api/runs/", {"kind": "hop_stats", "snapshot": small_snapshot.pk, "params": {}}, content_type="application/json")
+    assert created.status_code == 201, created.content
+    run_execute(run_id=created.json()["id"])
+    chinese = operator_client.get(f"/api/runs/{created.json()['id']}/", HTTP_ACCEPT_LANGUAGE="zh-Hans").json()
+    assert chinese["status"] == "failed"
+    assert chinese["error"] == "内部错误（ZeroDivisionError: division by zero）；工作进程的日志中有其调用栈"
+    assert chinese["errors"]["en"] == "internal error (ZeroDivisionError: division by zero); the worker's log has its traceback"

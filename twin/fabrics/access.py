@@ -10,6 +10,7 @@ from django.apps import apps
 from django.db.models import Q, QuerySet
 from django.http import Http404
 from django.utils.deprecation import MiddlewareMixin
+from django.utils.translation import gettext
 from rest_framework import serializers
 
 from .models import Fabric, Snapshot
@@ -70,7 +71,7 @@ class FabricAccessMiddleware(MiddlewareMixin):
             return None
         match = request.resolver_match
         if route_hidden_from(request.user, match.url_name if match else None, view_kwargs):
-            raise Http404("No such fabric.")
+            raise Http404(gettext("No such fabric."))
         return None
 
 

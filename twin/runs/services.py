@@ -181,7 +181,8 @@ def run_execute(*, run_id: int) -> None:
             run_send(run_id, run.kind)
             return
         log.exception("run %s failed", run_id)
-        run_finish(run_id=run_id, status=RunStatus.FAILED, error=f"{type(exc).__name__}: {exc}")
+        internal = LATER.gettext("internal error (%(kind)s: %(detail)s); the worker's log has its traceback")
+        run_finish(run_id=run_id, status=RunStatus.FAILED, error=internal % {"kind": type(exc).__name__, "detail": str(exc)})
         return
     with_retries(lambda: run_finish(run_id=run_id, status=RunStatus.SUCCEEDED, result=output.result, detail=output.detail), tries=OUTAGE_TRIES)
 
