@@ -18,7 +18,7 @@ from twin.simcore.calibrate import DEFAULT_FIT
 from twin.simcore.errors import TwinCoreError
 from twin.simcore.simulate import Simulator
 from twin.simcore.transport import PROTOCOLS, nccl_release
-from twin.simulations.services import fabric_calibrate, merged_overrides
+from twin.simulations.services import as_nccl_release, fabric_calibrate
 from twin.traces import gpu_card_id, measurement_to_dict, parse_nccl_tests
 
 from .models import Experiment
@@ -90,19 +90,13 @@ def recorded_nccl_version(comm_library: str, library_version: str) -> str | None
     return version
 
 
-def run_transport(fabric: Fabric, comm_library: str = "", library_version: str = "") -> dict:
-    """The fabric's transport overrides, run as the recorded NCCL release when there is one."""
-    version = recorded_nccl_version(comm_library, library_version)
-    return merged_overrides(fabric.transport, {"nccl_version": version}) if version else fabric.transport
-
-
 def predict(
     snapshot: Snapshot, collective: str, ranks: list[str], points: list[dict], *, algorithm: str = "", protocol: str = "",
     comm_library: str = "", library_version: str = "",
 ) -> tuple[list[dict], float | None]:
     """The twin's busbw at each measured size with the run's own algorithm, protocol and NCCL
-    release when it recorded them (`run_settings`, `run_transport`), and the largest relative error."""
-    transport = run_transport(snapshot.fabric, comm_library, library_version)
+    release when it recorded them (`run_settings`, `recorded_nccl_version`), and the largest relative error."""
+    transport = as_nccl_release(snapshot.fabric.transport, recorded_nccl_version(comm_library, library_version))
     simulator = Simulator(snapshot_spec_get(snapshot_id=snapshot.pk), ranks=ranks, transport=transport or None)
     chosen_algorithm, chosen_protocol = run_settings(algorithm, protocol)
     predicted = []

@@ -33,11 +33,7 @@ class ReplayConsumer(GroupConsumer):
                 await self.send_json({"type": "replay.error", "detail": error.message})
 
     @database_sync_to_async
-    def command(self, content: dict) -> None:
-        with translation.override(self.language):  # the worker thread's own, as the reply's
-            self.drive(content)
-
-    def drive(self, content: dict) -> None:
+    def command(self, content: dict) -> None:  # in receive_json's language: Django's is context-local
         def number(key, kind):
             value = content.get(key)
             try:

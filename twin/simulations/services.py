@@ -57,6 +57,11 @@ def collective_simulate(
     )
 
 
+def as_nccl_release(overrides: dict, nccl_version: str | None) -> dict:
+    """Transport `overrides` run as NCCL `nccl_version` when one is given (a measurement's)."""
+    return merged_overrides(overrides, {"nccl_version": nccl_version}) if nccl_version else overrides
+
+
 def merged_overrides(base: dict, extra: dict) -> dict:
     """Transport overrides of `extra` on top of `base`, merging sections at every depth (a
     domain's protocol sections too)."""
@@ -76,10 +81,9 @@ def fabric_calibrate(
     `nccl_version` when given) and store them: later runs use them (the release is the
     measurement's, not stored). With `held_out` sizes it only validates: those sizes are left
     out of the fit and reported apart, and nothing is stored."""
-    measured_as = merged_overrides(fabric.transport, {"nccl_version": nccl_version}) if nccl_version else fabric.transport
     fitted = calibrate(
         snapshot_spec_get(snapshot_id=snapshot.pk), points, collective=collective, algorithm=algorithm, protocol=protocol,
-        ranks=ranks, fit=fit, held_out=held_out, transport=measured_as,
+        ranks=ranks, fit=fit, held_out=held_out, transport=as_nccl_release(fabric.transport, nccl_version),
     )
     if held_out:
         return fitted
