@@ -17,8 +17,13 @@ fitted to the H200 curve. Three fits are printed:
 
 Each prints the fitted values with their standard errors, then per size the measured H100 and
 H200 busbw, the prediction and its errors, what ``auto`` picks on the calibrated fabric (NCCL's
-algorithms: ``transport.TUNER_ALGORITHMS``) and the worst H200 error at >= 1 MiB. Figures are
-printed, not asserted (``tests/simcore/test_simcore_calibrate.py`` asserts them).
+algorithms: ``transport.TUNER_ALGORITHMS``) and the worst H200 error at >= 1 MiB.
+
+Then the same check on the result pages' whole curves (``*_full.json``: 24 sizes from 1 KiB to
+8 GiB, of which MODELLING.md took six): the first fit on the 14 H100 sizes from 1 MiB up, the
+H200 predicted at the same sizes, and both measured times below 1 MiB, where the wire carries
+the buffer in under 1.5 us and what is left is each run's start-up latency. Figures are printed,
+not asserted (``tests/simcore/test_simcore_calibrate.py`` asserts them).
 """
 
 from __future__ import annotations
@@ -43,6 +48,9 @@ FITS = {
 }
 MIB = 2**20
 H100_NCCL, H200_NCCL = "2.18.5", "2.20.5"
+
+
+KIB = 2**10
 
 
 def curve(name: str) -> list[tuple[int, float]]:
@@ -92,6 +100,33 @@ def main() -> None:
     print(f"At 1 MiB the measured curves differ by {100 * (h200_1mib / h100_1mib - 1):.1f} % on the same fabric; the NCCL releases' use of the NVLS "
           f"channels accounts for {100 * (at_1mib['predicted'] / at_1mib['fitted'] - 1):.1f} % in the twin (first fit: {at_1mib['fitted']:.2f} GB/s as "
           f"{H100_NCCL}, {at_1mib['predicted']:.2f} as {H200_NCCL}); within 10 % of the H200 point needs >= {0.9 * h200_1mib:.2f} GB/s.")
+    whole_curves()
+
+
+def whole_curves() -> None:
+    """The first fit on every H100 size of the result page from 1 MiB up, the H200 page predicted
+    at each, and the start-up latency of both runs below 1 MiB."""
+    h100, h200 = curve("nd_h100_v5_allreduce_full.json"), curve("nd_h200_v5_allreduce_full.json")
+    fit, fixed = next(iter(FITS.values()))
+    fitted_on = [(size, busbw) for size, busbw in h100 if size >= MIB]
+    fitted = calibrate(eight_gpus("8x-h100", fixed), fitted_on, algorithm="in_switch", fit=fit)
+    values = ", ".join(f"{name} {value:.4g} +- {fitted['standard_errors'][name]:.2g}" for name, value in fitted["parameters"].items())
+    print(f"== the result pages' whole curves: fitted on the {len(fitted_on)} H100 sizes from 1 MiB up ({values}); H200 run as NCCL {H200_NCCL}")
+    predictor = Simulator(eight_gpus("8x-h200", fixed, H200_NCCL), transport=fitted["transport"])
+    fitted_busbw = {point["size_bytes"]: point["predicted_busbw_GBps"] for point in fitted["points"]}
+    outside, worst = [], 0.0
+    for (size, h100_busbw), (_, h200_busbw) in zip(h100, h200):
+        h100_us, h200_us = (size / (busbw * 1e9 / 1.75) * 1e6 for busbw in (h100_busbw, h200_busbw))  # busbw = algbw x 2 (8 - 1) / 8
+        measured = f"H100 {h100_us:7.1f} us   H200 {h200_us:7.1f} us   H100 - H200 {h100_us - h200_us:+5.1f} us"
+        if size < MIB:
+            print(f"  {size / KIB:7.0f} KiB   {measured}")
+            continue
+        error = predictor.run("allreduce", size, "in_switch", top_links=0)["busbw_GBps"] / h200_busbw - 1
+        worst = max(worst, abs(error))
+        if abs(error) >= 0.10:
+            outside.append(f"{size / MIB:.0f} MiB")
+        print(f"  {size / MIB:7.0f} MiB   {measured}   H100 fitted {100 * (fitted_busbw[size] / h100_busbw - 1):+5.1f} %   H200 predicted {100 * error:+5.1f} %")
+    print(f"  worst H200 error from 1 MiB up: {100 * worst:.1f} %; outside 10 %: {', '.join(outside) or 'none'}")
 
 
 if __name__ == "__main__":
