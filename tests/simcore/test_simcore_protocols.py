@@ -1,5 +1,6 @@
 """NCCL's protocols (LL, LL128, Simple) and per-peer costs: right at small sizes and at scale (issue 13)."""
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -111,3 +112,15 @@ def test_direct_all_to_all_posts_every_message_at_once():
     small = Simulator(supernode(cards=64, cards_per_host=8, switch_radix=16)).run("alltoall", 64 * 1024, "direct", "LL")
     # One step: the base and one latency, plus 63 posts of 100 ns, not 63 latencies in a row.
     assert small["latency_s"] < 6.6e-6 + 2e-6 + 63 * 100e-9
+
+
+def test_a_tree_inside_one_host_is_as_deep_as_nccls_chain(h100):
+    """NCCL chains a host's ranks (connectTrees: depth ranks a host - 1 + log2 hosts): on one host
+    of 8, a chunk climbs 7 hops and comes down 7, where 8 hostless ranks (each its own host)
+    take log2 8 = 3 each way. Each extra hop is LL's 0.6 us plus the path."""
+    spec = eight_h100()
+    hostless = replace(spec, nodes=tuple(replace(node, host=None) for node in spec.nodes))
+    chained = h100.run("allreduce", 8, "tree", "LL")["time_s"]
+    binary = Simulator(hostless).run("allreduce", 8, "tree", "LL")["time_s"]
+    extra_hops = 2 * (7 - 3)
+    assert 0.6e-6 < (chained - binary) / extra_hops < 0.8e-6

@@ -69,12 +69,14 @@ def test_non_blocking_fabric_matches_the_closed_form(ideal_simulator, collective
     assert result["time_s"] == pytest.approx(BASE + CLOSED_FORMS[collective, algorithm], rel=1e-3)
 
 
-def test_double_binary_tree_tends_to_its_pipelined_closed_form():
-    fabric = fat_tree(endpoints=P, radix=16, cable_latency_ns=0, switch_latency_ns=0)
+@pytest.mark.parametrize(("cards_per_host", "depth"), [(1, int(LOG_P)), (8, 7 + int(math.log2(P // 8)))])
+def test_double_binary_tree_tends_to_its_pipelined_closed_form(cards_per_host, depth):
+    """Both trees pipelined, each rank sends ~2n; a chunk climbs as many hops as in NCCL's trees:
+    a chain inside each host, then floor(log2 hosts) levels (one card a host: log2 p)."""
+    fabric = fat_tree(endpoints=P, radix=16, cards_per_host=cards_per_host, cable_latency_ns=0, switch_latency_ns=0)
     # Enough 64-byte chunks in flight to cover the latency: the wire never waits.
     tiny_chunks = {"scale_up": {"Simple": {"base_latency_ns": 0.0, "hop_latency_ns": ALPHA * 1e9, "chunk_bytes": 64, "chunks_in_flight": 2**16}}}
     result = Simulator(fabric, transport=tiny_chunks, ecmp="spray").run("allreduce", N, "tree", "Simple")
-    depth = int(LOG_P)  # floor(log2 p) levels, both trees pipelined, each rank sends ~2n
     assert result["time_s"] == pytest.approx(2 * depth * ALPHA + 2 * N / LINE, rel=1e-3)
 
 

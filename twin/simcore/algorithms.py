@@ -145,14 +145,17 @@ def phases_for(
     groups: np.ndarray | None = None,
     *,
     pairs_up_to: int | None = None,
+    hosts: np.ndarray | None = None,
 ) -> list[Phase]:
     """The phases of ``algorithm`` for ``collective`` on ``ranks`` ranks (0..p-1).
 
     ``size_bytes`` follows nccl-tests: the per-rank buffer for allreduce,
     broadcast, reduce, alltoall and sendrecv; the whole output (allgather) or
     input (reducescatter) buffer. ``groups`` (rank -> group number, equal
-    sizes) is needed by ``hierarchical``. Raises ``TwinCoreError`` when the
-    pair does not exist or does not fit the ranks. ``pairs_up_to``: an all-pairs phase of more
+    sizes) is needed by ``hierarchical``; ``hosts`` (rank -> host number) makes
+    ``tree`` as deep as NCCL's, a chain inside each host (without: each rank its own
+    host). Raises ``TwinCoreError`` when the pair does not exist or does not fit the
+    ranks. ``pairs_up_to``: an all-pairs phase of more
     flows is left unbuilt (``Phase.unbuilt_pairs``; at 16,384 ranks its pairs alone take 4 GiB)
     for a caller that routes it as flow classes.
     """
@@ -164,7 +167,7 @@ def phases_for(
         known = sorted(alg for coll, alg in _BUILDERS if coll == collective)
         unknown = LATER.gettext("no algorithm %(algorithm)s for %(collective)s; expected one of %(names)s or auto")
         raise TwinCoreError(unknown % {"algorithm": repr(algorithm), "collective": collective, "names": Joined(known)})
-    phases = builder(float(size_bytes), ranks, groups)
+    phases = builder(float(size_bytes), ranks, hosts if algorithm == "tree" else groups)
     if not any(phase.unbuilt_pairs for phase in phases) or (pairs_up_to is not None and ranks * (ranks - 1) > pairs_up_to):
         return phases
     sources, targets = _all_pairs(ranks)
@@ -239,7 +242,7 @@ def _ring(collective: str) -> Callable:
     return build
 
 
-def _binary_tree_edges(p: int) -> tuple[np.ndarray, np.ndarray, int]:
+def _binary_tree_edges(p: int) -> tuple[np.ndarray, np.ndarray]:
     """Child -> parent edges of NCCL-style double binary trees (two complementary heaps).
 
     The second heap numbers ranks backwards, so the first heap's inner ranks
@@ -247,18 +250,32 @@ def _binary_tree_edges(p: int) -> tuple[np.ndarray, np.ndarray, int]:
     """
     children = np.arange(1, p)
     parents = (children - 1) // 2
-    depth = int(math.floor(math.log2(p)))
     mirrored_children, mirrored_parents = p - 1 - children, p - 1 - parents
-    return (
-        np.concatenate([children, mirrored_children]),
-        np.concatenate([parents, mirrored_parents]),
-        depth,
-    )
+    return np.concatenate([children, mirrored_children]), np.concatenate([parents, mirrored_parents])
+
+
+def _nccl_tree_depth(p: int, hosts: np.ndarray | None) -> int:
+    """The hops a chunk climbs in NCCL's trees: ``nRanks / nNodes - 1 + log2(nNodes)``
+    (``connectTrees``, ``src/graph/connect.cc``; its tuner prices tree latency the same way):
+    inside a host the ranks form a chain, across hosts two complementary binary trees
+    (``ncclGetDtree``). ``hosts``: rank -> host number; without, each rank is its own host.
+
+    >>> _nccl_tree_depth(8, np.zeros(8)), _nccl_tree_depth(8, None), _nccl_tree_depth(1024, np.arange(1024) // 8)
+    (7, 3, 14)
+    """
+    if hosts is None:
+        return int(math.floor(math.log2(p)))
+    per_host = np.unique(hosts, return_counts=True)[1]
+    return int(per_host.max()) - 1 + int(math.floor(math.log2(len(per_host))))
 
 
 def _tree(collective: str) -> Callable:
-    def build(n: float, p: int, groups: np.ndarray | None) -> list[Phase]:
-        up_sources, up_targets, depth = _binary_tree_edges(p)
+    # The traffic of NCCL's trees (each rank sends and receives about n a phase, spread over
+    # every rank's ports as NCCL spreads its tree channels over a host's NICs) as double binary
+    # trees over all ranks; the pipeline as deep as NCCL's chains and trees.
+    def build(n: float, p: int, hosts: np.ndarray | None) -> list[Phase]:
+        up_sources, up_targets = _binary_tree_edges(p)
+        depth = _nccl_tree_depth(p, hosts)
         reduce = Phase("tree reduce", "tree-up", up_sources, up_targets, n / 2, depth=depth)
         broadcast = Phase("tree broadcast", "tree-down", up_targets, up_sources, n / 2, depth=depth)
         return {"allreduce": [reduce, broadcast], "reduce": [reduce], "broadcast": [broadcast]}[

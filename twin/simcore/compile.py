@@ -96,6 +96,7 @@ class CompiledFabric:
     card_group: np.ndarray  # card number -> destination group
     card_route_index: np.ndarray  # card number -> place in (leaf, port on the leaf) order (d-mod-k)
     card_supernode: tuple[object, ...]  # card number -> attrs["supernode"] or host, for hierarchy
+    card_host: tuple[object, ...]  # card number -> host (None: its own), for NCCL's trees
     in_switch_reduction: np.ndarray  # node position -> switch reduces in-network
     is_card: np.ndarray
     is_switch: np.ndarray
@@ -238,6 +239,7 @@ def _compile_cached(spec: FabricSpec, transport: Transport) -> CompiledFabric:
         card_supernode=tuple(
             nodes[position].attrs.get("supernode", nodes[position].host) for position in card_nodes
         ),
+        card_host=tuple(nodes[position].host for position in card_nodes),
         in_switch_reduction=np.array([bool(node.attrs.get("in_switch_reduction", False)) for node in nodes]),
         is_card=is_card,
         is_switch=is_switch,
@@ -274,6 +276,7 @@ def compiled_with_links_down(compiled: CompiledFabric, spec: FabricSpec) -> Comp
         card_nodes=compiled.card_nodes,
         card_route_index=compiled.card_route_index,  # a port that goes down keeps its LID
         card_supernode=compiled.card_supernode,
+        card_host=compiled.card_host,
         in_switch_reduction=compiled.in_switch_reduction,
         is_card=compiled.is_card,
         is_switch=compiled.is_switch,
@@ -727,6 +730,7 @@ def _through_private_nics(compiled: CompiledFabric) -> tuple[CompiledFabric, spa
         card_nodes=compiled.card_nodes,
         card_route_index=compiled.card_route_index,
         card_supernode=compiled.card_supernode,
+        card_host=compiled.card_host,
         in_switch_reduction=compiled.in_switch_reduction,
         is_card=is_card,
         is_switch=compiled.is_switch,
