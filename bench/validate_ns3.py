@@ -30,7 +30,8 @@ Printed for each, with each peer's costs (CPU and wall seconds):
   and sprayed, reordering taken for loss).
 
 ns-3 is ``pip install ns3==3.44.post0`` into a venv of its own (``NS3_PYTHON``, default
-``/tmp/ns3venv/bin/python``): it is not a dependency of the product and CI never installs it.
+``/tmp/ns3venv/bin/python``): it is not a dependency of the product; ``.ci/run`` installs it there
+for ``tests/simcore/test_simcore_ns3.py``.
 Without it the ns-3 lines say why and the rest still runs. Its Python bindings compile ns-3's
 headers when imported: about 10-30 s of CPU per run here, included in its CPU figure.
 

@@ -1,7 +1,7 @@
 """The twin against ns-3 (bench/validate_ns3.py) on cases small enough for a test: ns-3's TCP
 can never beat the twin's flow bound with ns-3's own framing, and on one path it stays close.
-Runs where ns-3 is installed (NS3_PYTHON, default /tmp/ns3venv/bin/python: never in CI), and
-says why it is skipped elsewhere."""
+Runs where ns-3 is installed (NS3_PYTHON, default /tmp/ns3venv/bin/python; .ci/run installs it
+there), and says why it is skipped elsewhere."""
 
 import pytest
 
