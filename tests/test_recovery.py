@@ -66,12 +66,23 @@ def kill_group(pid: int) -> None:
     os.killpg(pid, signal.SIGKILL)
 
 
-def alive(pid: int) -> bool:
+def started_at(pid: int) -> int | None:
+    """When process `pid` started (clock ticks since boot), None when there is none. With the
+    pid it names one process: pids are reused (here pid_max is 32,768 and a full test run wraps
+    it), so a pid alone may name a newer process than the one looked at."""
     try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def alive(pid: int, started: int | None = None) -> bool:
+    """Whether process `pid` runs (not a zombie); with `started`, the one that started then."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
         return False
-    return state != "Z"
+    return fields[0] != "Z" and (started is None or int(fields[19]) == started)
 
 
 def wait_until(predicate, timeout_s: float, what: str, interval_s: float = 0.3):
@@ -297,19 +308,24 @@ def test_serve_killed_takes_its_children_with_it_and_upload_leftovers_are_remove
     with scratch_database(tmp_path, "twin_serve_kill") as database_url:
         stack = Stack(data_dir=tmp_path, env_overrides={"DATABASE_URL": database_url}, drop_env=("REDIS_URL",))
         stack.start()
-        children = []
+        children: dict[int, int | None] = {}
         try:
             assert not leftover.exists() and leftover.parent.is_dir()
             redis_port = int(re.search(r"Started embedded Redis at redis://127\.0\.0\.1:(\d+)", stack.output()).group(1))
-            children = descendants(stack.process.pid)
-            names = " ".join(command_line(pid) for pid in children)
-            assert "daphne" in names and "live@" in names and "heavy@" in names and "redis-server" in names
+            children = {pid: started_at(pid) for pid in descendants(stack.process.pid)}
+            names = {pid: command_line(pid) for pid in children}
+            assert all(marker in " ".join(names.values()) for marker in ("daphne", "live@", "heavy@", "redis-server"))
             stack.process.kill()
             stack.process.wait()
-            wait_until(lambda: not any(alive(pid) for pid in children), 30, "every child of serve gone")
+            # The death signal is SIGTERM: a worker finishes the task it holds (warm shutdown) first.
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and any(alive(pid, started) for pid, started in children.items()):
+                time.sleep(0.3)
+            survivors = [names[pid] for pid, started in children.items() if alive(pid, started)]
+            assert not survivors, f"children of serve still running 60 s after it was killed: {survivors}"
         finally:
-            for pid in children:
-                if alive(pid):
+            for pid, started in children.items():
+                if alive(pid, started):
                     os.kill(pid, signal.SIGKILL)
             stack.stop()
     assert not port_is_open(stack.port) and not port_is_open(redis_port)
