@@ -46,11 +46,8 @@ FITS = {
     "start-up, efficiency (loop latency at its default)": (("in_switch_latency_ns", "in_switch_efficiency"), {}),
     "start-up, efficiency, no loop cost (affine)": (("in_switch_latency_ns", "in_switch_efficiency"), {"in_switch_step_latency_ns": 0.0}),
 }
-MIB = 2**20
+KIB, MIB = 2**10, 2**20
 H100_NCCL, H200_NCCL = "2.18.5", "2.20.5"
-
-
-KIB = 2**10
 
 
 def curve(name: str) -> list[tuple[int, float]]:

@@ -96,7 +96,7 @@ class CompiledFabric:
     card_group: np.ndarray  # card number -> destination group
     card_route_index: np.ndarray  # card number -> place in (leaf, port on the leaf) order (d-mod-k)
     card_supernode: tuple[object, ...]  # card number -> attrs["supernode"] or host, for hierarchy
-    card_host: tuple[object, ...]  # card number -> host (None: its own), for NCCL's trees
+    card_host: np.ndarray  # card number -> host number (a card that names none: its own), for NCCL's trees
     in_switch_reduction: np.ndarray  # node position -> switch reduces in-network
     is_card: np.ndarray
     is_switch: np.ndarray
@@ -239,7 +239,7 @@ def _compile_cached(spec: FabricSpec, transport: Transport) -> CompiledFabric:
         card_supernode=tuple(
             nodes[position].attrs.get("supernode", nodes[position].host) for position in card_nodes
         ),
-        card_host=tuple(nodes[position].host for position in card_nodes),
+        card_host=_host_numbers([nodes[position].host for position in card_nodes]),
         in_switch_reduction=np.array([bool(node.attrs.get("in_switch_reduction", False)) for node in nodes]),
         is_card=is_card,
         is_switch=is_switch,
@@ -255,6 +255,14 @@ def _compile_cached(spec: FabricSpec, transport: Transport) -> CompiledFabric:
         arc_level=np.maximum(rank_of_code[level_of_node[tail]], rank_of_code[level_of_node[head]]),
         class_names=class_names,
     )
+
+
+def _host_numbers(hosts: list[str | None]) -> np.ndarray:
+    """Each card's host as a number, in order of first appearance; a card that names no host is
+    a host of its own."""
+    numbers: dict[object, int] = {}
+    keys = (host if host is not None else ("card", card) for card, host in enumerate(hosts))
+    return np.fromiter((numbers.setdefault(key, len(numbers)) for key in keys), dtype=np.intp, count=len(hosts))
 
 
 def compiled_with_links_down(compiled: CompiledFabric, spec: FabricSpec) -> CompiledFabric:

@@ -236,15 +236,6 @@ class Simulator:
         """Each rank's super-node as a number (what ``hierarchical`` groups by), once per simulator."""
         return _group_numbers(np.array(self.compiled.card_supernode, dtype=object)[self.ranks])
 
-    @functools.cached_property
-    def _rank_hosts(self) -> np.ndarray:
-        """Each rank's host as a number (what NCCL's trees chain inside), once per simulator; a
-        card that names no host is a host of its own."""
-        numbers: dict[object, int] = {}
-        card_host = self.compiled.card_host
-        hosts = (card_host[card] if card_host[card] is not None else ("card", card) for card in self.ranks.tolist())
-        return np.fromiter((numbers.setdefault(host, len(numbers)) for host in hosts), dtype=np.intp, count=len(self.ranks))
-
     # -- runs -----------------------------------------------------------------
 
     def candidates(self, collective: str) -> list[str]:
@@ -345,8 +336,7 @@ class Simulator:
             raise TwinCoreError(refused)
         phases = phases_for(
             collective, algorithm, size_bytes, len(self.ranks), self._rank_groups,
-            pairs_up_to=self.max_pattern_flows // self.channels,
-            hosts=self._rank_hosts if algorithm == "tree" else None,  # only trees follow hosts: spare the others
+            pairs_up_to=self.max_pattern_flows // self.channels, hosts=self.compiled.card_host[self.ranks],
         )  # fmt: skip
         limit = self.transport.direct_max_ranks
         if any(phase.memory_semantic for phase in phases) and len(self.ranks) > limit:
